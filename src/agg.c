@@ -1,0 +1,568 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg.c
+ *	  prom_read_response_agg(ts, value, VARIADIC labels "any"): a
+ *	  ReadResponse built from any query.
+ *
+ * The labels are name/value pairs.  Their value types are fixed by the
+ * call, so each pair position is read as the engine reads a label column:
+ * text borrowed from the row, enums by value, other types by their binary
+ * value and printed once per series.  The names usually stay the same from
+ * row to row; the names of the previous row's layout are compared first,
+ * and a new layout is made only for names not seen before.
+ *
+ * For parallel aggregation a state is serialized as its series' label sets
+ * and samples; deserializing and combining add them to a set through
+ * all-text layouts, and the set's final sort merges equal label sets that
+ * came through different layouts.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "promread.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "wire.h"
+
+PG_FUNCTION_INFO_V1(prom_read_response_agg_transfn);
+PG_FUNCTION_INFO_V1(prom_read_response_agg_finalfn);
+PG_FUNCTION_INFO_V1(prom_read_response_agg_combinefn);
+PG_FUNCTION_INFO_V1(prom_read_response_agg_serialfn);
+PG_FUNCTION_INFO_V1(prom_read_response_agg_deserialfn);
+
+/* First bytes of a serialized state. */
+#define STATE_MAGIC		"PRA1"
+
+/* Arguments before the label pairs: state, ts, value. */
+#define FIRST_LABEL_ARG	3
+
+/* A layout and the label names that identify it. */
+typedef struct AggLayout
+{
+	PromLayout *layout;
+	int			nlabels;
+	char	  **names;
+	int		   *name_lens;
+	bool		all_text;		/* made for deserialized or combined series */
+} AggLayout;
+
+/* The aggregate's state. */
+typedef struct AggState
+{
+	MemoryContext context;		/* the aggregate's context */
+	PromSeriesSet *set;
+	List	   *layouts;		/* of AggLayout */
+	AggLayout  *last;			/* layout of the previous row */
+	int			nlabels;		/* label pairs per row */
+	PromLabelKind *kinds;		/* per pair, from the value's type */
+	Oid		   *types;
+	Oid		   *name_types;
+	Datum	   *values;			/* scratch: the row's label values */
+	bool	   *isnull;
+} AggState;
+
+/* A new, empty state in the aggregate's context. */
+static AggState *
+state_create(MemoryContext aggcxt)
+{
+	AggState   *state = MemoryContextAllocZero(aggcxt, sizeof(AggState));
+
+	state->context = aggcxt;
+	state->set = PromSeriesSetCreate(aggcxt);
+	return state;
+}
+
+/* How the engine reads a label value of the given type. */
+static PromLabelKind
+kind_of_type(Oid type)
+{
+	Oid			base = getBaseType(type);
+	int16		typlen;
+	bool		byval;
+
+	if (base == TEXTOID || base == VARCHAROID)
+		return PROM_LABEL_TEXT;
+	if (base == NAMEOID)
+		return PROM_LABEL_NAME;
+	if (type_is_enum(base))
+		return PROM_LABEL_ENUM;
+	get_typlenbyval(base, &typlen, &byval);
+	return byval ? PROM_LABEL_SCALAR : PROM_LABEL_BINARY;
+}
+
+/* Learn the label pairs' types from the call, once per state. */
+static void
+state_init_types(AggState *state, FunctionCallInfo fcinfo)
+{
+	int			npairargs = PG_NARGS() - FIRST_LABEL_ARG;
+	int			i;
+
+	if (get_fn_expr_variadic(fcinfo->flinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("prom_read_response_agg does not accept a VARIADIC array"),
+				 errhint("Pass the label names and values as separate arguments.")));
+	if (npairargs % 2 != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("labels must be pairs of names and values"),
+				 errdetail("%d label arguments were given.", npairargs)));
+
+	state->nlabels = npairargs / 2;
+	state->kinds = MemoryContextAlloc(state->context,
+									  sizeof(PromLabelKind) * Max(state->nlabels, 1));
+	state->types = MemoryContextAlloc(state->context,
+									  sizeof(Oid) * Max(state->nlabels, 1));
+	state->name_types = MemoryContextAlloc(state->context,
+										   sizeof(Oid) * Max(state->nlabels, 1));
+	state->values = MemoryContextAlloc(state->context,
+									   sizeof(Datum) * Max(state->nlabels, 1));
+	state->isnull = MemoryContextAlloc(state->context,
+									   sizeof(bool) * Max(state->nlabels, 1));
+	for (i = 0; i < state->nlabels; i++)
+	{
+		Oid			name_type = get_fn_expr_argtype(fcinfo->flinfo,
+													FIRST_LABEL_ARG + 2 * i);
+		Oid			value_type = get_fn_expr_argtype(fcinfo->flinfo,
+													 FIRST_LABEL_ARG + 2 * i + 1);
+
+		if (!OidIsValid(name_type) || !OidIsValid(value_type))
+			elog(ERROR, "could not determine the types of the label arguments");
+		name_type = getBaseType(name_type);
+		if (name_type != TEXTOID && name_type != VARCHAROID &&
+			name_type != NAMEOID && name_type != UNKNOWNOID)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("label name argument %d has type %s", i + 1,
+							format_type_be(name_type)),
+					 errhint("Label names must be text.")));
+		state->name_types[i] = name_type;
+		state->types[i] = getBaseType(value_type);
+		state->kinds[i] = kind_of_type(value_type);
+	}
+}
+
+/* Read one label name argument of the row, borrowing it. */
+static const char *
+label_name_arg(AggState *state, FunctionCallInfo fcinfo, int i, int *len)
+{
+	Datum		d;
+
+	if (PG_ARGISNULL(FIRST_LABEL_ARG + 2 * i))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("label name must not be NULL")));
+	d = PG_GETARG_DATUM(FIRST_LABEL_ARG + 2 * i);
+	switch (state->name_types[i])
+	{
+		case NAMEOID:
+			*len = strnlen(NameStr(*DatumGetName(d)), NAMEDATALEN);
+			return NameStr(*DatumGetName(d));
+		case UNKNOWNOID:
+			*len = strlen(DatumGetCString(d));
+			return DatumGetCString(d);
+		default:
+			{
+				text	   *t = DatumGetTextPP(d);
+
+				*len = VARSIZE_ANY_EXHDR(t);
+				return VARDATA_ANY(t);
+			}
+	}
+}
+
+/* Does a layout have exactly these names? */
+static bool
+layout_has_names(const AggLayout *layout, int nlabels, const char **names,
+				 const int *lens, bool all_text)
+{
+	int			i;
+
+	if (layout->nlabels != nlabels || layout->all_text != all_text)
+		return false;
+	for (i = 0; i < nlabels; i++)
+		if (layout->name_lens[i] != lens[i] ||
+			memcmp(layout->names[i], names[i], lens[i]) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * The layout of these label names: the previous row's, a known one, or a
+ * new one.  all_text layouts read every value as text.
+ */
+static AggLayout *
+find_layout(AggState *state, int nlabels, const char **names, const int *lens,
+			const PromLabelKind *kinds, const Oid *types, bool all_text)
+{
+	MemoryContext oldcxt;
+	AggLayout  *layout;
+	char	  **cnames;
+	ListCell   *lc;
+	int			i;
+
+	if (state->last != NULL &&
+		layout_has_names(state->last, nlabels, names, lens, all_text))
+		return state->last;
+	foreach(lc, state->layouts)
+	{
+		layout = lfirst(lc);
+		if (layout_has_names(layout, nlabels, names, lens, all_text))
+			return state->last = layout;
+	}
+
+	oldcxt = MemoryContextSwitchTo(state->context);
+	cnames = palloc(sizeof(char *) * Max(nlabels, 1));
+	for (i = 0; i < nlabels; i++)
+	{
+		cnames[i] = pnstrdup(names[i], lens[i]);
+		if (strlen(cnames[i]) != (size_t) lens[i] ||
+			!PromIsValidLabelName(cnames[i], lens[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_NAME),
+					 errmsg("\"%s\" is not a valid Prometheus label name", cnames[i]),
+					 errdetail("Label names must match [a-zA-Z_][a-zA-Z0-9_]*.")));
+	}
+	layout = palloc(sizeof(AggLayout));
+	layout->nlabels = nlabels;
+	layout->names = cnames;
+	layout->name_lens = palloc(sizeof(int) * Max(nlabels, 1));
+	memcpy(layout->name_lens, lens, sizeof(int) * nlabels);
+	layout->all_text = all_text;
+	layout->layout = PromLayoutCreate(state->set, nlabels,
+									  (const char *const *) cnames, kinds,
+									  types, NULL);
+	state->layouts = lappend(state->layouts, layout);
+	MemoryContextSwitchTo(oldcxt);
+	return state->last = layout;
+}
+
+/* Transition: add one row's sample to its series. */
+Datum
+prom_read_response_agg_transfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt;
+	AggState   *state;
+	const char *names[FUNC_MAX_ARGS / 2];
+	int			lens[FUNC_MAX_ARGS / 2];
+	AggLayout  *layout;
+	int			i;
+
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		elog(ERROR, "prom_read_response_agg_transfn called in non-aggregate context");
+	if (PG_ARGISNULL(0))
+	{
+		state = state_create(aggcxt);
+		state_init_types(state, fcinfo);
+	}
+	else
+		state = (AggState *) PG_GETARG_POINTER(0);
+
+	/* a NULL or infinite time, or a NULL value, carries no sample */
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2) ||
+		TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMPTZ(1)))
+		PG_RETURN_POINTER(state);
+
+	for (i = 0; i < state->nlabels; i++)
+	{
+		names[i] = label_name_arg(state, fcinfo, i, &lens[i]);
+		state->isnull[i] = PG_ARGISNULL(FIRST_LABEL_ARG + 2 * i + 1);
+		state->values[i] = state->isnull[i] ? (Datum) 0 :
+			PG_GETARG_DATUM(FIRST_LABEL_ARG + 2 * i + 1);
+	}
+	layout = find_layout(state, state->nlabels, names, lens, state->kinds,
+						 state->types, false);
+	PromSeriesSetAdd(state->set, layout->layout, state->values, state->isnull,
+					 PromTimestampToMs(PG_GETARG_TIMESTAMPTZ(1)),
+					 PG_GETARG_FLOAT8(2));
+	PG_RETURN_POINTER(state);
+}
+
+/*
+ * Add a series given by its label texts and samples to a state, through an
+ * all-text layout of its label names.
+ */
+static void
+add_text_series(AggState *state, int nlabels, const char **names,
+				const int *name_lens, const char **values,
+				const int *value_lens, const PromSample *samples,
+				int64 nsamples)
+{
+	PromLabelKind kinds[FUNC_MAX_ARGS] = {0};
+	Oid			types[FUNC_MAX_ARGS] = {0};
+	Datum		datums[FUNC_MAX_ARGS];
+	bool		isnull[FUNC_MAX_ARGS];
+	AggLayout  *layout;
+	int64		i;
+
+	if (nlabels > FUNC_MAX_ARGS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a series of an aggregate state has more than %d labels",
+						FUNC_MAX_ARGS)));
+	for (i = 0; i < nlabels; i++)
+	{
+		kinds[i] = PROM_LABEL_TEXT;
+		types[i] = TEXTOID;
+		isnull[i] = false;
+		datums[i] = PointerGetDatum(cstring_to_text_with_len(values[i],
+															 value_lens[i]));
+	}
+	layout = find_layout(state, nlabels, names, name_lens, kinds, types, true);
+	for (i = 0; i < nsamples; i++)
+		PromSeriesSetAdd(state->set, layout->layout, datums, isnull,
+						 samples[i].t, samples[i].v);
+	for (i = 0; i < nlabels; i++)
+		pfree(DatumGetPointer(datums[i]));
+}
+
+/* Add every series of another state's set to a state. */
+static void
+merge_state(AggState *into, const AggState *from)
+{
+	int			nseries;
+	PromSeries *const *series = PromSeriesSetSeries(from->set, &nseries);
+	const char *names[FUNC_MAX_ARGS];
+	const char *values[FUNC_MAX_ARGS];
+	int			name_lens[FUNC_MAX_ARGS];
+	int			value_lens[FUNC_MAX_ARGS];
+	int			i;
+
+	for (i = 0; i < nseries; i++)
+	{
+		const PromSampleBlock *block;
+		int			j;
+
+		for (j = 0; j < series[i]->nlabels; j++)
+			PromSeriesLabel(series[i], j, &names[j], &name_lens[j],
+							&values[j], &value_lens[j]);
+		for (block = series[i]->head; block != NULL; block = block->next)
+			add_text_series(into, series[i]->nlabels, names, name_lens,
+							values, value_lens, block->samples, block->count);
+	}
+}
+
+/* Combine: add the second state's series to the first. */
+Datum
+prom_read_response_agg_combinefn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt;
+	AggState   *into;
+
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		elog(ERROR, "prom_read_response_agg_combinefn called in non-aggregate context");
+	if (PG_ARGISNULL(1))
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	into = PG_ARGISNULL(0) ? state_create(aggcxt) :
+		(AggState *) PG_GETARG_POINTER(0);
+	merge_state(into, (AggState *) PG_GETARG_POINTER(1));
+	PG_RETURN_POINTER(into);
+}
+
+/* Final: a compressed ReadResponse with one QueryResult. */
+Datum
+prom_read_response_agg_finalfn(PG_FUNCTION_ARGS)
+{
+	PromSeriesSet *set;
+	PromBuffer	response;
+
+	if (PG_ARGISNULL(0))
+		set = PromSeriesSetCreate(CurrentMemoryContext);
+	else
+		set = ((AggState *) PG_GETARG_POINTER(0))->set;
+	PromSeriesSetFinish(set);
+	PromBufferInit(&response, 1024);
+	PromAppendSamplesResult(&response, set);
+	PG_RETURN_BYTEA_P(PromSnappyCompress(response.data, response.len));
+}
+
+/* Append bytes to a serialized state. */
+static inline char *
+put_bytes(char *p, const void *data, Size len)
+{
+	memcpy(p, data, len);
+	return p + len;
+}
+
+/*
+ * Serialize: "PRA1", uint32 series count, then per series a uint32 label
+ * count, each label as uint32 length + name and uint32 length + value, an
+ * int64 sample count and the samples as (int64 time, float8 value).
+ */
+Datum
+prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
+{
+	AggState   *state = (AggState *) PG_GETARG_POINTER(0);
+	int			nseries;
+	PromSeries *const *series = PromSeriesSetSeries(state->set, &nseries);
+	Size		size = VARHDRSZ + 4 + sizeof(uint32);
+	bytea	   *result;
+	char	   *p;
+	int			i;
+
+	for (i = 0; i < nseries; i++)
+	{
+		int			j;
+
+		size += sizeof(uint32) + sizeof(int64) +
+			sizeof(PromSample) * series[i]->nsamples;
+		for (j = 0; j < series[i]->nlabels; j++)
+		{
+			const char *name;
+			const char *value;
+			int			name_len;
+			int			value_len;
+
+			PromSeriesLabel(series[i], j, &name, &name_len, &value, &value_len);
+			size += 2 * sizeof(uint32) + name_len + value_len;
+		}
+	}
+	if (size > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("prom_read_response_agg state is too large to pass between parallel workers")));
+
+	result = palloc(size);
+	SET_VARSIZE(result, size);
+	p = put_bytes(VARDATA(result), STATE_MAGIC, 4);
+	p = put_bytes(p, &(uint32) {nseries}, sizeof(uint32));
+	for (i = 0; i < nseries; i++)
+	{
+		const PromSampleBlock *block;
+		int64		nsamples = series[i]->nsamples;
+		int			j;
+
+		p = put_bytes(p, &(uint32) {series[i]->nlabels}, sizeof(uint32));
+		for (j = 0; j < series[i]->nlabels; j++)
+		{
+			const char *name;
+			const char *value;
+			int			name_len;
+			int			value_len;
+
+			PromSeriesLabel(series[i], j, &name, &name_len, &value, &value_len);
+			p = put_bytes(p, &(uint32) {name_len}, sizeof(uint32));
+			p = put_bytes(p, name, name_len);
+			p = put_bytes(p, &(uint32) {value_len}, sizeof(uint32));
+			p = put_bytes(p, value, value_len);
+		}
+		p = put_bytes(p, &nsamples, sizeof(int64));
+		for (block = series[i]->head; block != NULL; block = block->next)
+			p = put_bytes(p, block->samples, sizeof(PromSample) * block->count);
+	}
+	Assert(p == (char *) result + size);
+	PG_RETURN_BYTEA_P(result);
+}
+
+/* Reading a serialized state, never past its end. */
+typedef struct StateReader
+{
+	const char *p;
+	const char *end;
+} StateReader;
+
+/* Take len bytes of a serialized state, or reject it as malformed. */
+static const char *
+take(StateReader *reader, uint64 len)
+{
+	const char *p = reader->p;
+
+	if (len > (uint64) (reader->end - reader->p))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid prom_read_response_agg state"),
+				 errdetail("The state is truncated or its lengths are wrong.")));
+	reader->p += len;
+	return p;
+}
+
+/* Take a uint32 of a serialized state. */
+static uint32
+take_uint32(StateReader *reader)
+{
+	uint32		value;
+
+	memcpy(&value, take(reader, sizeof(uint32)), sizeof(uint32));
+	return value;
+}
+
+/* Deserialize: rebuild a state from its series, checking every length. */
+Datum
+prom_read_response_agg_deserialfn(PG_FUNCTION_ARGS)
+{
+	bytea	   *data = PG_GETARG_BYTEA_PP(0);
+	MemoryContext aggcxt;
+	MemoryContext seriescxt;
+	StateReader reader;
+	AggState   *state;
+	uint32		nseries;
+	uint32		i;
+
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		elog(ERROR, "prom_read_response_agg_deserialfn called in non-aggregate context");
+	reader.p = VARDATA_ANY(data);
+	reader.end = reader.p + VARSIZE_ANY_EXHDR(data);
+	if (memcmp(take(&reader, 4), STATE_MAGIC, 4) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid prom_read_response_agg state"),
+				 errdetail("The state does not start with \"%s\".", STATE_MAGIC)));
+
+	state = state_create(aggcxt);
+	seriescxt = AllocSetContextCreate(CurrentMemoryContext, "promread state",
+									  ALLOCSET_DEFAULT_SIZES);
+	nseries = take_uint32(&reader);
+	for (i = 0; i < nseries; i++)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(seriescxt);
+		uint32		nlabels = take_uint32(&reader);
+		const char **names;
+		const char **values;
+		int		   *name_lens;
+		int		   *value_lens;
+		int64		nsamples;
+		const char *sample_bytes;
+		PromSample *samples;
+		uint32		j;
+
+		if (nlabels > FUNC_MAX_ARGS)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("invalid prom_read_response_agg state"),
+					 errdetail("A series has %u labels.", nlabels)));
+		names = palloc(sizeof(char *) * Max(nlabels, 1));
+		values = palloc(sizeof(char *) * Max(nlabels, 1));
+		name_lens = palloc(sizeof(int) * Max(nlabels, 1));
+		value_lens = palloc(sizeof(int) * Max(nlabels, 1));
+		for (j = 0; j < nlabels; j++)
+		{
+			name_lens[j] = take_uint32(&reader);
+			names[j] = take(&reader, (uint32) name_lens[j]);
+			value_lens[j] = take_uint32(&reader);
+			values[j] = take(&reader, (uint32) value_lens[j]);
+		}
+		memcpy(&nsamples, take(&reader, sizeof(int64)), sizeof(int64));
+		if (nsamples < 0 || nsamples > (int64) (MaxAllocSize / sizeof(PromSample)))
+			take(&reader, PG_UINT64_MAX);	/* rejects the state */
+		sample_bytes = take(&reader, sizeof(PromSample) * nsamples);
+		samples = palloc(sizeof(PromSample) * Max(nsamples, 1));
+		memcpy(samples, sample_bytes, sizeof(PromSample) * nsamples);
+		add_text_series(state, nlabels, names, name_lens, values, value_lens,
+						samples, nsamples);
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(seriescxt);
+	}
+	if (reader.p != reader.end)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid prom_read_response_agg state"),
+				 errdetail("The state has bytes after its last series.")));
+	MemoryContextDelete(seriescxt);
+	PG_RETURN_POINTER(state);
+}

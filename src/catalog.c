@@ -1,0 +1,577 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog.c
+ *	  The metric catalog: prom_register, prom_unregister and the lookup of
+ *	  the metrics a query selects.
+ *
+ * The catalog is the extension's table prom_metric_catalog (metric, relation,
+ * time_column, value_column, label_columns).  Only its owner may write it
+ * with SQL; prom_register and prom_unregister check that the caller owns the
+ * registered relation and then write the table directly, as PostgreSQL's own
+ * catalog code does.  Readers look entries up here in C as well, so a role
+ * that may only read the metric relations (PostgREST's anonymous role, say)
+ * needs no grant on the catalog: the relations themselves are read later,
+ * through SPI, with the caller's privileges.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/objectaddress.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "promread.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+#define CATALOG_TABLE		"prom_metric_catalog"
+#define CATALOG_INDEX		"prom_metric_catalog_pkey"
+
+/* Columns of the catalog table. */
+enum
+{
+	Anum_metric = 1,
+	Anum_relation,
+	Anum_time_column,
+	Anum_value_column,
+	Anum_label_columns,
+	Natts_catalog = Anum_label_columns
+};
+
+/* A column of a relation being registered. */
+typedef struct RelColumn
+{
+	char	   *name;
+	Oid			basetype;		/* type with domains looked through */
+} RelColumn;
+
+PG_FUNCTION_INFO_V1(prom_register);
+PG_FUNCTION_INFO_V1(prom_unregister);
+
+/* Namespace of the promread extension. */
+static Oid
+extension_namespace(void)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Oid			nspid = InvalidOid;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("promread"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		nspid = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	if (!OidIsValid(nspid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"promread\" is not installed in this database")));
+	return nspid;
+}
+
+/* Open the catalog table and find its index. */
+static Relation
+open_catalog(LOCKMODE lockmode, Oid *indexid)
+{
+	Oid			nspid = extension_namespace();
+	Oid			relid = get_relname_relid(CATALOG_TABLE, nspid);
+
+	*indexid = get_relname_relid(CATALOG_INDEX, nspid);
+	if (!OidIsValid(relid) || !OidIsValid(*indexid))
+		elog(ERROR, "promread catalog table is missing");
+	return table_open(relid, lockmode);
+}
+
+/* Start a scan of the catalog, by metric name when one is given. */
+static SysScanDesc
+begin_catalog_scan(Relation rel, Oid indexid, const char *metric,
+				   Snapshot snapshot, ScanKey key)
+{
+	if (metric != NULL)
+		ScanKeyInit(key, Anum_metric, BTEqualStrategyNumber, F_TEXTEQ,
+					CStringGetTextDatum(metric));
+	return systable_beginscan(rel, indexid, metric != NULL, snapshot,
+							  metric != NULL ? 1 : 0, key);
+}
+
+/* Decode a catalog tuple into an entry allocated in CurrentMemoryContext. */
+static PromMetricEntry *
+decode_entry(Relation rel, HeapTuple tuple)
+{
+	Datum		values[Natts_catalog];
+	bool		isnull[Natts_catalog];
+	PromMetricEntry *entry = palloc(sizeof(PromMetricEntry));
+	Datum	   *labels;
+	int			i;
+
+	heap_deform_tuple(tuple, RelationGetDescr(rel), values, isnull);
+	for (i = 0; i < Natts_catalog; i++)
+		if (isnull[i])
+			elog(ERROR, "promread catalog holds a NULL");
+	entry->metric = TextDatumGetCString(values[Anum_metric - 1]);
+	entry->relid = DatumGetObjectId(values[Anum_relation - 1]);
+	entry->time_column = pstrdup(NameStr(*DatumGetName(values[Anum_time_column - 1])));
+	entry->value_column = pstrdup(NameStr(*DatumGetName(values[Anum_value_column - 1])));
+	deconstruct_array(DatumGetArrayTypeP(values[Anum_label_columns - 1]),
+					  NAMEOID, NAMEDATALEN, false, TYPALIGN_CHAR,
+					  &labels, NULL, &entry->nlabels);
+	entry->label_columns = palloc(sizeof(char *) * Max(entry->nlabels, 1));
+	for (i = 0; i < entry->nlabels; i++)
+		entry->label_columns[i] = pstrdup(NameStr(*DatumGetName(labels[i])));
+	return entry;
+}
+
+/*
+ * The catalog entries whose metric name matches every __name__ matcher of
+ * the query, in no particular order.  An equality matcher is looked up by
+ * index; the others are evaluated on each registered name.
+ */
+List *
+PromCatalogLookup(const PromQuery *query)
+{
+	const char *name_eq = NULL;
+	Relation	rel;
+	Oid			indexid;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Snapshot	snapshot;
+	List	   *entries = NIL;
+	int			i;
+
+	if (query->nmatchers == 0)
+		return NIL;
+	for (i = 0; i < query->nmatchers; i++)
+	{
+		const PromMatcher *m = &query->matchers[i];
+
+		if (m->type == PROM_MATCH_EQ && strcmp(m->name, "__name__") == 0 &&
+			(int) strlen(m->value) == m->value_len)
+			name_eq = m->value;
+	}
+
+	snapshot = RegisterSnapshot(ActiveSnapshotSet() ? GetActiveSnapshot() :
+								GetTransactionSnapshot());
+	rel = open_catalog(AccessShareLock, &indexid);
+	scan = begin_catalog_scan(rel, indexid, name_eq, snapshot, &key);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		PromMetricEntry *entry = decode_entry(rel, tuple);
+		bool		selected = true;
+
+		for (i = 0; i < query->nmatchers && selected; i++)
+		{
+			const PromMatcher *m = &query->matchers[i];
+
+			if (strcmp(m->name, "__name__") == 0)
+				selected = PromMatcherMatches(m, entry->metric,
+											  strlen(entry->metric));
+		}
+		/* a dropped relation's entry is removed by an event trigger */
+		if (selected && get_rel_relkind(entry->relid) != '\0')
+			entries = lappend(entries, entry);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	UnregisterSnapshot(snapshot);
+	return entries;
+}
+
+/* The columns of a relation, with their base types. */
+static List *
+relation_columns(Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	List	   *columns = NIL;
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		RelColumn  *column;
+
+		if (att->attisdropped)
+			continue;
+		column = palloc(sizeof(RelColumn));
+		column->name = pstrdup(NameStr(att->attname));
+		column->basetype = getBaseType(att->atttypid);
+		columns = lappend(columns, column);
+	}
+	return columns;
+}
+
+/* Find a column by name, or raise an error naming the argument. */
+static RelColumn *
+find_column(List *columns, const char *name, Relation rel)
+{
+	ListCell   *lc;
+
+	foreach(lc, columns)
+	{
+		RelColumn  *column = lfirst(lc);
+
+		if (strcmp(column->name, name) == 0)
+			return column;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("column \"%s\" of relation \"%s\" does not exist",
+					name, RelationGetRelationName(rel))));
+	return NULL;
+}
+
+/* Is the type one whose columns become labels without being named? */
+static bool
+is_label_type(Oid type)
+{
+	return type == TEXTOID || type == VARCHAROID || type == NAMEOID ||
+		type_is_enum(type);
+}
+
+/* Is the type allowed for the time column; inferred only if timestamp? */
+static bool
+is_time_type(Oid type, bool named)
+{
+	return type == TIMESTAMPTZOID || type == TIMESTAMPOID ||
+		(named && type == INT8OID);
+}
+
+/* Is the type allowed for the value column; inferred only if float8? */
+static bool
+is_value_type(Oid type, bool named)
+{
+	return type == FLOAT8OID ||
+		(named && (type == FLOAT4OID || type == NUMERICOID ||
+				   type == INT2OID || type == INT4OID || type == INT8OID));
+}
+
+/*
+ * Choose the time or value column: the named one, which must have an
+ * allowed type, or the one column of an inferable type.
+ */
+static RelColumn *
+choose_column(Relation rel, List *columns, Name named, const char *role,
+			  const char *argument, const char *types,
+			  bool (*allowed) (Oid, bool))
+{
+	RelColumn  *found = NULL;
+	int			ncandidates = 0;
+	ListCell   *lc;
+	StringInfoData candidates;
+
+	if (named != NULL)
+	{
+		found = find_column(columns, NameStr(*named), rel);
+		if (!allowed(found->basetype, true))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" of relation \"%s\" cannot be the %s column",
+							found->name, RelationGetRelationName(rel), role),
+					 errdetail("Column \"%s\" has type %s.", found->name,
+							   format_type_be(found->basetype)),
+					 errhint("The %s column must be of type %s.", role, types)));
+		return found;
+	}
+
+	initStringInfo(&candidates);
+	foreach(lc, columns)
+	{
+		RelColumn  *column = lfirst(lc);
+
+		if (!allowed(column->basetype, false))
+			continue;
+		appendStringInfo(&candidates, "%s\"%s\"",
+						 found != NULL ? ", " : "", column->name);
+		ncandidates++;
+		found = column;
+	}
+	if (ncandidates > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_AMBIGUOUS_COLUMN),
+				 errmsg("relation \"%s\" has more than one candidate %s column",
+						RelationGetRelationName(rel), role),
+				 errdetail("Candidates: %s.", candidates.data),
+				 errhint("Pass %s to say which column holds the %s.",
+						 argument, role)));
+	if (found == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("relation \"%s\" has no %s column",
+						RelationGetRelationName(rel), role),
+				 errhint("Pass %s, naming a column of type %s.", argument,
+						 types)));
+	return found;
+}
+
+/* Check that a column name can be a Prometheus label name. */
+static void
+check_label_name(Relation rel, const char *name, bool named)
+{
+	int			len = strlen(name);
+
+	if (!PromIsValidLabelName(name, len))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("column \"%s\" of relation \"%s\" is not a valid Prometheus label name",
+						name, RelationGetRelationName(rel)),
+				 errdetail("Label names must match [a-zA-Z_][a-zA-Z0-9_]*."),
+				 named ? 0 :
+				 errhint("Pass label_columns without this column, or register a view that renames it.")));
+	if (len >= 2 && name[0] == '_' && name[1] == '_')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("column \"%s\" of relation \"%s\" is not a valid Prometheus label name",
+						name, RelationGetRelationName(rel)),
+				 errdetail("Label names starting with \"__\" are reserved for Prometheus."),
+				 named ? 0 :
+				 errhint("Pass label_columns without this column, or register a view that renames it.")));
+}
+
+/* The label columns: those named, or all columns of a label type. */
+static List *
+choose_labels(Relation rel, List *columns, ArrayType *named,
+			  RelColumn *time_column, RelColumn *value_column)
+{
+	List	   *labels = NIL;
+	ListCell   *lc;
+
+	if (named != NULL)
+	{
+		Datum	   *names;
+		bool	   *nulls;
+		int			n;
+		int			i;
+
+		deconstruct_array(named, NAMEOID, NAMEDATALEN, false, TYPALIGN_CHAR,
+						  &names, &nulls, &n);
+		for (i = 0; i < n; i++)
+		{
+			RelColumn  *column;
+
+			if (nulls[i])
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("label_columns must not contain NULL")));
+			column = find_column(columns, NameStr(*DatumGetName(names[i])), rel);
+			if (column == time_column || column == value_column)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("column \"%s\" cannot be both a label and the %s column",
+								column->name,
+								column == time_column ? "time" : "value")));
+			if (list_member_ptr(labels, column))
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("column \"%s\" appears more than once in label_columns",
+								column->name)));
+			check_label_name(rel, column->name, true);
+			labels = lappend(labels, column);
+		}
+		return labels;
+	}
+
+	foreach(lc, columns)
+	{
+		RelColumn  *column = lfirst(lc);
+
+		if (column == time_column || column == value_column ||
+			!is_label_type(column->basetype))
+			continue;
+		check_label_name(rel, column->name, false);
+		labels = lappend(labels, column);
+	}
+	return labels;
+}
+
+/* Insert or replace the catalog entry of a metric. */
+static void
+store_entry(const char *metric, Oid relid, const char *time_column,
+			const char *value_column, List *labels)
+{
+	Relation	rel;
+	Oid			indexid;
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	old;
+	HeapTuple	tuple;
+	Datum		values[Natts_catalog];
+	bool		isnull[Natts_catalog] = {0};
+	Datum	   *names;
+	NameData	time_name;
+	NameData	value_name;
+	ListCell   *lc;
+	int			i = 0;
+
+	names = palloc(sizeof(Datum) * Max(list_length(labels), 1));
+	foreach(lc, labels)
+	{
+		Name		name = palloc0(NAMEDATALEN);
+
+		namestrcpy(name, ((RelColumn *) lfirst(lc))->name);
+		names[i++] = NameGetDatum(name);
+	}
+	namestrcpy(&time_name, time_column);
+	namestrcpy(&value_name, value_column);
+	values[Anum_metric - 1] = CStringGetTextDatum(metric);
+	values[Anum_relation - 1] = ObjectIdGetDatum(relid);
+	values[Anum_time_column - 1] = NameGetDatum(&time_name);
+	values[Anum_value_column - 1] = NameGetDatum(&value_name);
+	values[Anum_label_columns - 1] =
+		PointerGetDatum(construct_array(names, list_length(labels), NAMEOID,
+										NAMEDATALEN, false, TYPALIGN_CHAR));
+
+	rel = open_catalog(RowExclusiveLock, &indexid);
+	tuple = heap_form_tuple(RelationGetDescr(rel), values, isnull);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = begin_catalog_scan(rel, indexid, metric, snapshot, &key);
+	old = systable_getnext(scan);
+	if (HeapTupleIsValid(old))
+		CatalogTupleUpdate(rel, &old->t_self, tuple);
+	else
+		CatalogTupleInsert(rel, tuple);
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, RowExclusiveLock);
+	CommandCounterIncrement();
+}
+
+/* Raise an error unless the current user owns the relation. */
+static void
+check_owner(Oid relid)
+{
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER,
+					   get_relkind_objtype(get_rel_relkind(relid)),
+					   get_rel_name(relid));
+}
+
+/*
+ * prom_register(relation, metric, time_column, value_column, label_columns)
+ * registers a relation as a metric and returns the metric name.
+ */
+Datum
+prom_register(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	Relation	rel;
+	char		relkind;
+	char	   *metric;
+	List	   *columns;
+	RelColumn  *time_column;
+	RelColumn  *value_column;
+	List	   *labels;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("relation must not be NULL")));
+	relid = PG_GETARG_OID(0);
+	rel = relation_open(relid, AccessShareLock);
+	relkind = rel->rd_rel->relkind;
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE &&
+		relkind != RELKIND_VIEW && relkind != RELKIND_MATVIEW &&
+		relkind != RELKIND_FOREIGN_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" cannot be registered as a metric",
+						RelationGetRelationName(rel)),
+				 errdetail("Only tables, partitioned tables, views, materialized views and foreign tables can be registered.")));
+	check_owner(relid);
+
+	metric = PG_ARGISNULL(1) ? pstrdup(RelationGetRelationName(rel)) :
+		text_to_cstring(PG_GETARG_TEXT_PP(1));
+	if (!PromIsValidMetricName(metric, strlen(metric)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("\"%s\" is not a valid Prometheus metric name", metric),
+				 errdetail("Metric names must match [a-zA-Z_:][a-zA-Z0-9_:]*."),
+				 errhint("Pass a valid name as metric.")));
+
+	columns = relation_columns(rel);
+	time_column = choose_column(rel, columns,
+								PG_ARGISNULL(2) ? NULL : PG_GETARG_NAME(2),
+								"time", "time_column",
+								"timestamptz, timestamp or bigint (milliseconds since the Unix epoch)",
+								is_time_type);
+	value_column = choose_column(rel, columns,
+								 PG_ARGISNULL(3) ? NULL : PG_GETARG_NAME(3),
+								 "value", "value_column",
+								 "double precision, real, numeric, smallint, integer or bigint",
+								 is_value_type);
+	if (time_column == value_column)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("column \"%s\" cannot be both the time and the value column",
+						time_column->name)));
+	labels = choose_labels(rel, columns,
+						   PG_ARGISNULL(4) ? NULL : PG_GETARG_ARRAYTYPE_P(4),
+						   time_column, value_column);
+
+	store_entry(metric, relid, time_column->name, value_column->name, labels);
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_TEXT_P(cstring_to_text(metric));
+}
+
+/*
+ * prom_unregister(metric) removes a metric from the catalog; true if it was
+ * registered.  Only the owner of its relation (or a superuser) may.
+ */
+Datum
+prom_unregister(PG_FUNCTION_ARGS)
+{
+	char	   *metric = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Relation	rel;
+	Oid			indexid;
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	bool		found = false;
+
+	rel = open_catalog(RowExclusiveLock, &indexid);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = begin_catalog_scan(rel, indexid, metric, snapshot, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		PromMetricEntry *entry = decode_entry(rel, tuple);
+
+		if (get_rel_relkind(entry->relid) != '\0')
+			check_owner(entry->relid);
+		else if (!superuser())
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("must be superuser to unregister metric \"%s\"",
+							metric)));
+		CatalogTupleDelete(rel, &tuple->t_self);
+		found = true;
+	}
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, RowExclusiveLock);
+	CommandCounterIncrement();
+	PG_RETURN_BOOL(found);
+}

@@ -1,0 +1,45 @@
+/*-------------------------------------------------------------------------
+ *
+ * promread.c
+ *	  Module initialization and settings of promread.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "fmgr.h"
+#include "promread.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+PG_MODULE_MAGIC;
+
+/*---- GUC variables ----*/
+
+int			promread_max_samples = 50000000;
+int			promread_max_request_bytes = 32 * 1024 * 1024;
+
+void		_PG_init(void);
+
+/* Define the settings. */
+void
+_PG_init(void)
+{
+	DefineCustomIntVariable("promread.max_samples",
+							"Maximum number of samples one query may read.",
+							"Counts the rows in range that carry a sample; a query passing it fails.",
+							&promread_max_samples,
+							50000000, 1, INT_MAX,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("promread.max_request_bytes",
+							"Maximum decompressed size of a remote read request.",
+							"A request whose snappy block announces more is refused before it is decompressed.",
+							&promread_max_request_bytes,
+							32 * 1024 * 1024, 1, MaxAllocSize,
+							PGC_USERSET, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("promread");
+}

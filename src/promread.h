@@ -1,0 +1,244 @@
+/*-------------------------------------------------------------------------
+ *
+ * promread.h
+ *	  Shared declarations of the promread extension: matchers, the metric
+ *	  catalog, the executor scan and the series grouping engine.
+ *
+ * The pieces fit together like this.  A query (a PromQL selector or one
+ * query of a remote-read request) is a time range and a list of label
+ * matchers (matcher.c, selector.c).  The __name__ matchers pick entries of
+ * the metric catalog (catalog.c); each picked relation is read through the
+ * executor with the other matchers turned into SQL predicates (scan.c,
+ * query.c).  Every row goes straight into a SeriesSet (group.c), which
+ * groups rows into series without copying per row.  The finished set is
+ * sorted, and the SQL entry points turn it into rows or into a response.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PROMREAD_H
+#define PROMREAD_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "fmgr.h"
+#include "nodes/pg_list.h"
+#include "prom_regex.h"
+#include "utils/hsearch.h"
+
+/*---- GUC variables (promread.c) ----*/
+
+extern int	promread_max_samples;
+extern int	promread_max_request_bytes;
+
+/*---- Matchers (matcher.c, selector.c) ----*/
+
+/* Matcher types; the numbers are those of Prometheus's LabelMatcher.Type. */
+typedef enum PromMatchType
+{
+	PROM_MATCH_EQ = 0,
+	PROM_MATCH_NEQ = 1,
+	PROM_MATCH_RE = 2,
+	PROM_MATCH_NRE = 3
+} PromMatchType;
+
+/* One label matcher, with its regex compiled when it has one. */
+typedef struct PromMatcher
+{
+	PromMatchType type;
+	char	   *name;			/* label name, NUL-terminated */
+	char	   *value;			/* matcher value, NUL-terminated */
+	int			value_len;
+	PromRegex  *regex;			/* for RE and NRE */
+	bool		matches_empty;	/* does a missing label ("") match? */
+} PromMatcher;
+
+/* One query: a time range in ms since the Unix epoch, both inclusive. */
+typedef struct PromQuery
+{
+	int64		start_ms;
+	int64		end_ms;
+	int			nmatchers;
+	PromMatcher *matchers;
+} PromQuery;
+
+extern const char *PromMatchTypeOperator(PromMatchType type);
+extern void PromMatcherInit(PromMatcher *matcher, PromMatchType type,
+							const char *name, const char *value, int value_len);
+extern bool PromMatcherMatches(const PromMatcher *matcher,
+							   const char *value, int len);
+extern void PromParseSelector(const char *selector, PromQuery *query);
+extern bool PromIsValidLabelName(const char *name, int len);
+extern bool PromIsValidMetricName(const char *name, int len);
+extern bool PromIsValidUtf8(const char *s, int len);
+
+/*---- Metric catalog (catalog.c) ----*/
+
+/* One registered metric, as stored in the catalog table. */
+typedef struct PromMetricEntry
+{
+	char	   *metric;
+	Oid			relid;
+	char	   *time_column;
+	char	   *value_column;
+	int			nlabels;
+	char	  **label_columns;
+} PromMetricEntry;
+
+extern List *PromCatalogLookup(const PromQuery *query);
+
+/*---- Series grouping engine (group.c) ----*/
+
+/* Samples are (time, value) pairs; time in ms since the Unix epoch. */
+typedef struct PromSample
+{
+	int64		t;
+	double		v;
+} PromSample;
+
+/* A run of samples of one series; a series owns a chain of them. */
+typedef struct PromSampleBlock
+{
+	struct PromSampleBlock *next;
+	uint32		count;
+	uint32		capacity;
+	PromSample	samples[FLEXIBLE_ARRAY_MEMBER];
+} PromSampleBlock;
+
+/* How the engine reads, compares and prints one label column. */
+typedef enum PromLabelKind
+{
+	PROM_LABEL_TEXT,			/* text, varchar and their domains: bytes */
+	PROM_LABEL_NAME,			/* name: NUL-padded bytes */
+	PROM_LABEL_ENUM,			/* enum: compared by OID, printed once */
+	PROM_LABEL_SCALAR,			/* other pass-by-value type: the Datum */
+	PROM_LABEL_BINARY,			/* other by-reference type: its bytes */
+	PROM_LABEL_CONST			/* a label with the same value on every row */
+} PromLabelKind;
+
+/* One label of a series: what identifies it, and what Prometheus sees. */
+typedef struct PromSeriesValue
+{
+	const char *text;			/* label value as text; NULL when absent */
+	int32		text_len;
+	int32		key_len;		/* bytes of key.bytes (0 when absent) for
+								 * text kinds; 0, or -1 when absent, for
+								 * the others */
+	union
+	{
+		const char *bytes;		/* TEXT, NAME, BINARY */
+		Datum		scalar;		/* ENUM, SCALAR */
+	}			key;
+} PromSeriesValue;
+
+typedef struct PromLayout PromLayout;
+
+/* One series: its label values, its samples, its place in the hash. */
+typedef struct PromSeries
+{
+	const PromLayout *layout;
+	uint64		hash;
+	PromSeriesValue *values;	/* one per layout column */
+	uint16	   *order;			/* present columns, sorted by label name */
+	uint16		nlabels;
+	bool		needs_sort;		/* samples arrived out of time order */
+	int64		nsamples;
+	int64		last_t;
+	PromSampleBlock *head;
+	PromSampleBlock *tail;
+} PromSeries;
+
+typedef struct PromSeriesSet PromSeriesSet;
+
+extern PromSeriesSet *PromSeriesSetCreate(MemoryContext context);
+extern PromLayout *PromLayoutCreate(PromSeriesSet *set, int ncolumns,
+									const char *const *names,
+									const PromLabelKind *kinds,
+									const Oid *types,
+									const char *const *const_values);
+extern void PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
+							 const Datum *values, const bool *isnull,
+							 int64 t, double v);
+extern void PromSeriesSetFinish(PromSeriesSet *set);
+extern void PromSeriesSetFree(PromSeriesSet *set);
+extern PromSeries *const *PromSeriesSetSeries(const PromSeriesSet *set,
+											  int *count);
+extern int64 PromSeriesSetSampleCount(const PromSeriesSet *set);
+extern void PromSeriesLabel(const PromSeries *series, int i,
+							const char **name, int *name_len,
+							const char **value, int *value_len);
+
+/*---- Query execution (scan.c, query.c) ----*/
+
+extern void PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
+						   const PromQuery *query);
+extern PromSeriesSet *PromRunQuery(const PromQuery *query,
+								   MemoryContext context);
+
+/*---- Remote read (request.c, response.c, remote_read.c) ----*/
+
+/* Response types; the numbers are those of ReadRequest.ResponseType. */
+typedef enum PromResponseType
+{
+	PROM_RESPONSE_SAMPLES = 0,
+	PROM_RESPONSE_STREAMED_XOR_CHUNKS = 1
+} PromResponseType;
+
+/* A decoded remote-read request. */
+typedef struct PromReadRequest
+{
+	int			nqueries;
+	PromQuery  *queries;
+	PromResponseType response_type;
+} PromReadRequest;
+
+extern PromReadRequest *PromDecodeReadRequest(const char *body, Size len);
+extern const char *PromResponseTypeName(int type);
+extern void PromSetResponseHeaders(const char *headers_json);
+
+/* Responses are written into a PromBuffer (wire.h). */
+struct PromBuffer;
+extern Size PromSeriesLabelsSize(const PromSeries *series);
+extern char *PromPutSeriesLabels(char *p, const PromSeries *series);
+extern void PromAppendSamplesResult(struct PromBuffer *buf,
+									const PromSeriesSet *set);
+
+/*---- Time conversions ----*/
+
+/* Milliseconds between the PostgreSQL epoch (2000) and the Unix epoch. */
+#define PROM_EPOCH_DIFF_MS \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * (USECS_PER_DAY / 1000))
+
+/*
+ * Convert a PostgreSQL timestamp to ms since the Unix epoch, rounding down
+ * (sub-millisecond digits are truncated, as Prometheus truncates them).
+ */
+static inline int64
+PromTimestampToMs(int64 pg_timestamp)
+{
+	int64		ms = pg_timestamp / 1000;
+
+	if (pg_timestamp % 1000 < 0)
+		ms--;
+	return ms + PROM_EPOCH_DIFF_MS;
+}
+
+/* A timestamptz argument in ms since the Unix epoch; infinities clamp. */
+static inline int64
+PromTimestamptzArgToMs(int64 ts)
+{
+	if (TIMESTAMP_IS_NOBEGIN(ts))
+		return PG_INT64_MIN;
+	if (TIMESTAMP_IS_NOEND(ts))
+		return PG_INT64_MAX;
+	return PromTimestampToMs(ts);
+}
+
+/* Convert ms since the Unix epoch to a PostgreSQL timestamp (no checks). */
+static inline int64
+PromMsToTimestamp(int64 ms)
+{
+	return (ms - PROM_EPOCH_DIFF_MS) * 1000;
+}
+
+#endif							/* PROMREAD_H */

@@ -1,0 +1,191 @@
+/*-------------------------------------------------------------------------
+ *
+ * response.c
+ *	  Writing SAMPLES responses (ReadResponse) straight from series sets.
+ *
+ * ReadResponse { repeated QueryResult results = 1 }, QueryResult {
+ * repeated TimeSeries timeseries = 1 }, TimeSeries { repeated Label labels
+ * = 1; repeated Sample samples = 2 }, Label { name = 1; value = 2 },
+ * Sample { double value = 1; int64 timestamp = 2 }.
+ *
+ * The encoded size of each series is computed first, then the result is
+ * written into one buffer: no message objects, no allocation per sample.
+ * As protobuf encoders do, a sample's fields are left out when zero; a
+ * value is left out only when its bits are all zero (+0.0), so that -0.0,
+ * infinities and every NaN payload (the stale marker among them) keep their
+ * exact bits.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "promread.h"
+#include "wire.h"
+
+/* Field numbers. */
+#define RESULTS_FIELD		1	/* ReadResponse.results */
+#define TIMESERIES_FIELD	1	/* QueryResult.timeseries */
+#define LABELS_FIELD		1	/* TimeSeries.labels, ChunkedSeries.labels */
+#define SAMPLES_FIELD		2	/* TimeSeries.samples */
+#define LABEL_NAME_FIELD	1
+#define LABEL_VALUE_FIELD	2
+#define SAMPLE_VALUE_FIELD	1
+#define SAMPLE_TIME_FIELD	2
+
+/* Bytes of one Label message. */
+static inline Size
+label_size(int name_len, int value_len)
+{
+	return wire_len_field_size(name_len) + wire_len_field_size(value_len);
+}
+
+/* Bytes of a series' labels, as repeated Label fields numbered 1. */
+Size
+PromSeriesLabelsSize(const PromSeries *series)
+{
+	Size		size = 0;
+	int			i;
+
+	for (i = 0; i < series->nlabels; i++)
+	{
+		const char *name;
+		const char *value;
+		int			name_len;
+		int			value_len;
+
+		PromSeriesLabel(series, i, &name, &name_len, &value, &value_len);
+		size += wire_len_field_size(label_size(name_len, value_len));
+	}
+	return size;
+}
+
+/* Write a series' labels as repeated Label fields numbered 1. */
+char *
+PromPutSeriesLabels(char *p, const PromSeries *series)
+{
+	int			i;
+
+	for (i = 0; i < series->nlabels; i++)
+	{
+		const char *name;
+		const char *value;
+		int			name_len;
+		int			value_len;
+
+		PromSeriesLabel(series, i, &name, &name_len, &value, &value_len);
+		p = wire_put_len_header(p, LABELS_FIELD, label_size(name_len, value_len));
+		p = wire_put_len_header(p, LABEL_NAME_FIELD, name_len);
+		memcpy(p, name, name_len);
+		p += name_len;
+		p = wire_put_len_header(p, LABEL_VALUE_FIELD, value_len);
+		memcpy(p, value, value_len);
+		p += value_len;
+	}
+	return p;
+}
+
+/* The bits of a double. */
+static inline uint64
+double_bits(double v)
+{
+	uint64		bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	return bits;
+}
+
+/* Bytes of one Sample message (at most 20). */
+static inline int
+sample_size(const PromSample *sample)
+{
+	return (double_bits(sample->v) != 0 ? 9 : 0) +
+		(sample->t != 0 ? 1 + wire_varint_size((uint64) sample->t) : 0);
+}
+
+/* Bytes of a series' TimeSeries message. */
+static Size
+series_size(const PromSeries *series)
+{
+	Size		size = PromSeriesLabelsSize(series);
+	const PromSampleBlock *block;
+
+	for (block = series->head; block != NULL; block = block->next)
+	{
+		uint32		i;
+
+		for (i = 0; i < block->count; i++)
+			size += 2 + sample_size(&block->samples[i]);
+	}
+	return size;
+}
+
+/* Write a series' samples as repeated Sample fields. */
+static char *
+put_samples(char *p, const PromSeries *series)
+{
+	const PromSampleBlock *block;
+
+	for (block = series->head; block != NULL; block = block->next)
+	{
+		uint32		i;
+
+		for (i = 0; i < block->count; i++)
+		{
+			const PromSample *sample = &block->samples[i];
+			uint64		bits = double_bits(sample->v);
+
+			*p++ = (char) WIRE_TAG(SAMPLES_FIELD, WIRE_LEN);
+			*p++ = (char) sample_size(sample);
+			if (bits != 0)
+			{
+				*p++ = (char) WIRE_TAG(SAMPLE_VALUE_FIELD, WIRE_FIXED64);
+				p = wire_put_fixed64(p, bits);
+			}
+			if (sample->t != 0)
+			{
+				*p++ = (char) WIRE_TAG(SAMPLE_TIME_FIELD, WIRE_VARINT);
+				p = wire_put_varint(p, (uint64) sample->t);
+			}
+		}
+	}
+	return p;
+}
+
+/*
+ * Append one QueryResult, as field 1 of a ReadResponse, holding the series
+ * of a finished set in their order.
+ */
+void
+PromAppendSamplesResult(PromBuffer *buf, const PromSeriesSet *set)
+{
+	int			nseries;
+	PromSeries *const *series = PromSeriesSetSeries(set, &nseries);
+	Size	   *sizes = palloc_extended(sizeof(Size) * Max(nseries, 1),
+										MCXT_ALLOC_HUGE);
+	Size		result_size = 0;
+	char	   *p;
+	char	   *end;
+	int			i;
+
+	for (i = 0; i < nseries; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		sizes[i] = series_size(series[i]);
+		result_size += wire_len_field_size(sizes[i]);
+	}
+
+	p = PromBufferReserve(buf, wire_len_field_size(result_size));
+	end = p + wire_len_field_size(result_size);
+	p = wire_put_len_header(p, RESULTS_FIELD, result_size);
+	for (i = 0; i < nseries; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		p = wire_put_len_header(p, TIMESERIES_FIELD, sizes[i]);
+		p = PromPutSeriesLabels(p, series[i]);
+		p = put_samples(p, series[i]);
+	}
+	Assert(p == end);
+	(void) end;
+	pfree(sizes);
+}

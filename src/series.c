@@ -1,0 +1,156 @@
+/*-------------------------------------------------------------------------
+ *
+ * series.c
+ *	  prom_series(selector, start_time, end_time): the series of a PromQL
+ *	  selector as rows of (labels jsonb, ts timestamptz[], value float8[]).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "promread.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+PG_FUNCTION_INFO_V1(prom_series);
+
+/* A one-dimensional array of n 8-byte elements, to be filled by the caller. */
+static ArrayType *
+new_array8(Oid elemtype, int64 n, char **data)
+{
+	Size		size = ARR_OVERHEAD_NONULLS(1) + (Size) n * 8;
+	ArrayType  *array;
+
+	if (!AllocSizeIsValid(size))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("series has too many samples for an array: %lld",
+						(long long) n)));
+	array = palloc(size);
+	SET_VARSIZE(array, size);
+	array->ndim = 1;
+	array->dataoffset = 0;
+	array->elemtype = elemtype;
+	ARR_DIMS(array)[0] = n;
+	ARR_LBOUND(array)[0] = 1;
+	*data = (char *) array + ARR_OVERHEAD_NONULLS(1);
+	return array;
+}
+
+/* A sample time as timestamptz; bigint time columns can exceed its range. */
+static inline int64
+timestamp_of_ms(int64 ms)
+{
+	if (unlikely(ms < PromTimestampToMs(MIN_TIMESTAMP) ||
+				 ms >= PromTimestampToMs(END_TIMESTAMP)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("sample time %lld ms is out of range for timestamptz",
+						(long long) ms)));
+	return PromMsToTimestamp(ms);
+}
+
+/* The labels of a series as a jsonb object. */
+static Jsonb *
+labels_jsonb(const PromSeries *series)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue *result;
+	int			i;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	for (i = 0; i < series->nlabels; i++)
+	{
+		JsonbValue	name;
+		JsonbValue	value;
+
+		name.type = jbvString;
+		value.type = jbvString;
+		PromSeriesLabel(series, i, (const char **) &name.val.string.val,
+						&name.val.string.len,
+						(const char **) &value.val.string.val,
+						&value.val.string.len);
+		pushJsonbValue(&state, WJB_KEY, &name);
+		pushJsonbValue(&state, WJB_VALUE, &value);
+	}
+	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(result);
+}
+
+/*
+ * prom_series(selector text, start_time timestamptz, end_time timestamptz)
+ * returns one row per series: labels, sample times and values.
+ */
+Datum
+prom_series(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext callcxt;
+	MemoryContext oldcxt;
+	PromQuery	query;
+	PromSeriesSet *set;
+	PromSeries *const *series;
+	int			nseries;
+	int			i;
+
+#if PG_VERSION_NUM >= 160000
+	InitMaterializedSRF(fcinfo, 0);
+#else
+	SetSingleFuncCall(fcinfo, 0);
+#endif
+	callcxt = AllocSetContextCreate(CurrentMemoryContext, "prom_series",
+									ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(callcxt);
+
+	PromParseSelector(text_to_cstring(PG_GETARG_TEXT_PP(0)), &query);
+	query.start_ms = PromTimestamptzArgToMs(PG_GETARG_TIMESTAMPTZ(1));
+	query.end_ms = PromTimestamptzArgToMs(PG_GETARG_TIMESTAMPTZ(2));
+	if (query.start_ms > query.end_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("end_time must not be before start_time")));
+
+	set = PromRunQuery(&query, callcxt);
+	series = PromSeriesSetSeries(set, &nseries);
+	for (i = 0; i < nseries; i++)
+	{
+		const PromSampleBlock *block;
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+		char	   *ts_data;
+		char	   *value_data;
+		ArrayType  *ts_array;
+		ArrayType  *value_array;
+		int64		k = 0;
+
+		ts_array = new_array8(TIMESTAMPTZOID, series[i]->nsamples, &ts_data);
+		value_array = new_array8(FLOAT8OID, series[i]->nsamples, &value_data);
+		for (block = series[i]->head; block != NULL; block = block->next)
+		{
+			uint32		j;
+
+			for (j = 0; j < block->count; j++, k++)
+			{
+				int64		ts = timestamp_of_ms(block->samples[j].t);
+
+				memcpy(ts_data + k * 8, &ts, 8);
+				memcpy(value_data + k * 8, &block->samples[j].v, 8);
+			}
+		}
+		values[0] = JsonbPGetDatum(labels_jsonb(series[i]));
+		values[1] = PointerGetDatum(ts_array);
+		values[2] = PointerGetDatum(value_array);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		pfree(ts_array);
+		pfree(value_array);
+	}
+
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(callcxt);
+	return (Datum) 0;
+}

@@ -1,0 +1,105 @@
+/*-------------------------------------------------------------------------
+ *
+ * wire.h
+ *	  Protobuf wire-format primitives, the output buffer responses are
+ *	  written into, and snappy block compression.
+ *
+ * Responses are written by hand, straight from the series set: a message
+ * is a sequence of fields, each a tag (field number << 3 | wire type)
+ * followed by a varint, 8 fixed bytes, or a varint length and that many
+ * bytes.  The sizes of nested messages are computed before they are
+ * written, so everything goes into one buffer in one pass.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PROMREAD_WIRE_H
+#define PROMREAD_WIRE_H
+
+#include "postgres.h"
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "port/pg_bswap.h"
+
+/* Wire types. */
+#define WIRE_VARINT		0
+#define WIRE_FIXED64	1
+#define WIRE_LEN		2
+
+/* The one-byte tag of a field (field numbers below 16). */
+#define WIRE_TAG(field, type)	((uint8) (((field) << 3) | (type)))
+
+/* Bytes of a varint. */
+static inline int
+wire_varint_size(uint64 value)
+{
+	int			size = 1;
+
+	while (value >= 0x80)
+	{
+		value >>= 7;
+		size++;
+	}
+	return size;
+}
+
+/* Write a varint; returns the position after it. */
+static inline char *
+wire_put_varint(char *p, uint64 value)
+{
+	while (value >= 0x80)
+	{
+		*p++ = (char) (value | 0x80);
+		value >>= 7;
+	}
+	*p++ = (char) value;
+	return p;
+}
+
+/* Write 8 bytes little-endian; returns the position after them. */
+static inline char *
+wire_put_fixed64(char *p, uint64 value)
+{
+#ifdef WORDS_BIGENDIAN
+	value = pg_bswap64(value);
+#endif
+	memcpy(p, &value, 8);
+	return p + 8;
+}
+
+/* Bytes of a length-delimited field of a one-byte tag holding len bytes. */
+static inline Size
+wire_len_field_size(Size len)
+{
+	return 1 + wire_varint_size(len) + len;
+}
+
+/* Write the tag and length of a length-delimited field. */
+static inline char *
+wire_put_len_header(char *p, int field, Size len)
+{
+	*p++ = (char) WIRE_TAG(field, WIRE_LEN);
+	return wire_put_varint(p, len);
+}
+
+/* A growing output buffer; may exceed 1 GB. */
+typedef struct PromBuffer
+{
+	char	   *data;
+	Size		len;
+	Size		capacity;
+} PromBuffer;
+
+extern void PromBufferInit(PromBuffer *buf, Size capacity);
+extern char *PromBufferReserve(PromBuffer *buf, Size len);
+
+/* protobuf-c allocations in CurrentMemoryContext (wire.c). */
+extern ProtobufCAllocator PromProtobufAllocator;
+
+/* Snappy block format (wire.c). */
+extern bytea *PromSnappyCompress(const char *data, Size len);
+extern char *PromSnappyDecompress(const char *data, Size len, Size limit,
+								  const char *what, const char *limit_setting,
+								  Size *result_len);
+
+#endif							/* PROMREAD_WIRE_H */

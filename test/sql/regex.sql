@@ -1,0 +1,96 @@
+-- Regex translation: Prometheus (Go RE2) patterns rewritten as PostgreSQL
+-- AREs, checked against Go's own regexp on the cases of test/regex/cases.tsv
+-- (written by test/regex/gen_cases.go: pattern, subject, and Go's answer
+-- t/f, or "error" when Go rejects the pattern).
+
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set cases_file :abs_srcdir '/regex/cases.tsv'
+CREATE TEMP TABLE regex_cases (pattern text, subject text, expected text);
+-- \copy does not expand variables itself: run it from one
+\set copy_cases '\\copy regex_cases FROM ' :'cases_file'
+:copy_cases
+
+-- Translate a pattern; status is ok, invalid or untranslatable.
+CREATE FUNCTION pg_temp.try_translate(p text,
+		OUT are text, OUT status text, OUT detail text)
+	LANGUAGE plpgsql AS $$
+BEGIN
+	are := prom_regex_translate(p);
+	status := 'ok';
+EXCEPTION WHEN invalid_regular_expression THEN
+	GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+	status := CASE WHEN SQLERRM LIKE '%cannot be translated%'
+		THEN 'untranslatable' ELSE 'invalid' END;
+END $$;
+
+-- Match as promread does; t, f, or the error PostgreSQL raised.
+CREATE FUNCTION pg_temp.try_match(subject text, are text)
+	RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN CASE WHEN subject COLLATE "C" ~ are THEN 't' ELSE 'f' END;
+EXCEPTION WHEN OTHERS THEN
+	RETURN 'PostgreSQL error: ' || SQLERRM;
+END $$;
+
+CREATE TEMP TABLE regex_patterns AS
+	SELECT g.pattern, g.go_error, t.are, t.status, t.detail
+	FROM (SELECT pattern, bool_or(expected = 'error') AS go_error
+		  FROM regex_cases GROUP BY pattern) g,
+		LATERAL pg_temp.try_translate(g.pattern) t;
+
+CREATE TEMP TABLE regex_results AS
+	SELECT c.pattern, c.subject, c.expected,
+		pg_temp.try_match(c.subject, p.are) AS actual
+	FROM regex_cases c JOIN regex_patterns p USING (pattern)
+	WHERE p.status = 'ok' AND NOT p.go_error;
+
+-- the cases
+SELECT count(*) AS cases,
+	count(DISTINCT pattern) AS patterns,
+	count(*) FILTER (WHERE expected = 'error') AS patterns_go_rejects
+FROM regex_cases;
+
+-- matches that differ from Go's (must be 0), and the first few of them
+SELECT count(*) AS cases_checked,
+	count(*) FILTER (WHERE actual <> expected) AS mismatches
+FROM regex_results;
+SELECT pattern, subject, expected, actual, are
+FROM regex_results JOIN regex_patterns USING (pattern)
+WHERE actual <> expected
+ORDER BY pattern COLLATE "C", subject COLLATE "C"
+LIMIT 20;
+
+-- patterns Go rejects that we accept (must be none)
+SELECT pattern, are FROM regex_patterns
+WHERE go_error AND status = 'ok'
+ORDER BY pattern COLLATE "C";
+
+-- patterns Go accepts that we call invalid (must be none)
+SELECT pattern, detail FROM regex_patterns
+WHERE NOT go_error AND status = 'invalid'
+ORDER BY pattern COLLATE "C";
+
+-- patterns Go accepts that have no exact ARE translation, and why: Unicode
+-- classes (no Unicode tables) and (?i) on non-ASCII characters that have
+-- case variants (no Unicode case-folding tables)
+SELECT pattern, detail FROM regex_patterns
+WHERE NOT go_error AND status = 'untranslatable'
+ORDER BY pattern COLLATE "C";
+
+-- a few translations
+SELECT p AS pattern, prom_regex_translate(p) AS are
+FROM unnest(ARRAY['a|b', '(?i)ok', '\d+', 'foo\.bar', '(?-s).', '[^a-z]',
+	'(?m)^a$', 'x{300}', 'a|\x00']) p;
+SELECT 'K' COLLATE "C" ~ prom_regex_translate('(?i)k') AS kelvin_sign,
+	E'a\nb' COLLATE "C" ~ prom_regex_translate('a.b') AS dot_newline,
+	E'a\nb' COLLATE "C" ~ prom_regex_translate('(?-s)a.b') AS dot_no_newline;
+
+-- errors: invalid for Go, then valid but untranslatable
+SELECT prom_regex_translate('(a');
+SELECT prom_regex_translate('a**');
+SELECT prom_regex_translate('(?=x)');
+SELECT prom_regex_translate('\1');
+SELECT prom_regex_translate('x{1001}');
+SELECT prom_regex_translate('[z-a]');
+SELECT prom_regex_translate('\pL');
+SELECT prom_regex_translate('(?i)é');

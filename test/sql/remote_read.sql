@@ -1,0 +1,200 @@
+-- The remote-read protocol: requests built by prom_read_request, answered
+-- by prom_remote_read, decoded by prom_read_response_json.
+SET timezone = 'UTC';
+SET datestyle = 'ISO';
+CREATE TYPE rr_env AS ENUM ('prod', 'dev');
+CREATE TABLE rr (t timestamptz, host text, dc varchar, env rr_env, v float8);
+INSERT INTO rr VALUES
+	('2024-01-01 00:00:01', 'a', 'x', 'prod', 1),
+	('2024-01-01 00:00:01', 'b', NULL, 'dev', 2),
+	('2024-01-01 00:00:02', 'a', 'x', 'prod', 3),
+	('2024-01-01 00:00:02', 'b', '', 'dev', 4),
+	('2024-01-01 00:00:02.0009', 'b', NULL, 'dev', 5),
+	('2024-01-01 00:00:03', NULL, 'x', NULL, 6),
+	('2024-01-01 00:00:00.5', 'a', 'x', 'prod', 0.5);
+SELECT prom_register('rr');
+CREATE TABLE rr_other (t timestamptz, host text, v float8);
+INSERT INTO rr_other VALUES ('2024-01-01 00:00:01', 'a', 10);
+SELECT prom_register('rr_other');
+
+-- answer selectors over a time range, as JSON
+CREATE FUNCTION rr_read(selectors text[], start_time timestamptz = '2024-01-01',
+		end_time timestamptz = '2024-01-02')
+	RETURNS jsonb LANGUAGE sql AS $$
+		SELECT prom_read_response_json(prom_remote_read(
+			prom_read_request(selectors, start_time, end_time)))
+	$$;
+
+-- the request as Prometheus would send it
+SELECT prom_read_request_json(prom_read_request('rr{host=~"a|b", dc!=""}',
+	'2024-01-01 00:00:00.0015', '2024-01-01 00:00:01'));
+
+-- every query answered in order, empty results included
+SELECT jsonb_pretty(rr_read(ARRAY['rr', 'nope', 'rr{host="a"}', '{__name__=~"rr.*", host="a"}']));
+
+-- the time range at millisecond precision
+SELECT rr_read(ARRAY['rr{host="b"}'], '2024-01-01 00:00:02', '2024-01-01 00:00:02');
+SELECT rr_read(ARRAY['rr{host="a"}'], '2024-01-01 00:00:00.5', '2024-01-01 00:00:01');
+
+-- matchers of every type, on present and missing labels
+SELECT rr_read(ARRAY['rr{dc=""}', 'rr{dc!=""}', 'rr{env=~"pro.*"}',
+	'rr{env!~"pro.*"}', 'rr{zone=""}', 'rr{zone="z"}', 'rr{host=~"A", host=~"(?i)A"}']);
+
+-- an empty request gets an empty response
+SELECT prom_read_response_json(prom_remote_read(prom_read_request('{}'::text[], '2024-01-01', '2024-01-02')));
+
+-- special values; their exact bits are checked by test/scripts/decode-check
+CREATE TABLE rr_values (t timestamptz, v float8);
+INSERT INTO rr_values VALUES
+	('2024-01-01 00:00:01', 'NaN'), ('2024-01-01 00:00:02', 'Infinity'),
+	('2024-01-01 00:00:03', '-Infinity'), ('2024-01-01 00:00:04', '-0'),
+	('2024-01-01 00:00:05', 0), ('2024-01-01 00:00:06', 1.5e-7),
+	('2024-01-01 00:00:07', 12345678901234567), ('2024-01-01 00:00:08', 0.1);
+SELECT prom_register('rr_values');
+SELECT rr_read(ARRAY['rr_values']);
+
+-- the aggregate gives the same bytes as prom_remote_read
+SELECT prom_remote_read(prom_read_request('rr', '2024-01-01', '2024-01-02'))
+	= (SELECT prom_read_response_agg(t, v, '__name__', 'rr', 'host', host,
+			'dc', dc, 'env', env)
+	   FROM rr WHERE t >= '2024-01-01' AND t < '2024-01-02 00:00:00.001') AS same;
+SELECT prom_remote_read(prom_read_request('rr_values', '2024-01-01', '2024-01-02'))
+	= (SELECT prom_read_response_agg(t, v, '__name__', 'rr_values')
+	   FROM rr_values) AS same;
+-- label names may vary by row; values of any type print by their type
+SELECT prom_read_response_json(prom_read_response_agg(t, v,
+	'__name__', 'mixed', CASE WHEN host = 'a' THEN 'host' ELSE 'node' END, host,
+	'port', 8000 + length(host), 'up', v > 2))
+FROM rr WHERE host IS NOT NULL;
+-- no rows: one empty result
+SELECT prom_read_response_json(prom_read_response_agg(t, v, '__name__', 'x'))
+FROM rr WHERE false;
+-- bad label arguments
+SELECT prom_read_response_agg(t, v, '__name__') FROM rr;
+SELECT prom_read_response_agg(t, v, NULL::text, 'x') FROM rr;
+SELECT prom_read_response_agg(t, v, 'bad-name', 'x') FROM rr;
+SELECT prom_read_response_agg(t, v, 'a', 'x', 'a', 'y') FROM rr;
+SELECT prom_read_response_agg(t, v, 1, 'x') FROM rr;
+SELECT prom_read_response_agg(t, v, VARIADIC ARRAY['a', 'x']) FROM rr;
+
+-- the same through a parallel plan: partial states serialized by workers,
+-- deserialized and combined by the leader
+CREATE TABLE rr_big AS
+	SELECT '2024-01-01'::timestamptz + (i % 500) * interval '1 second' AS t,
+		'host-' || (i / 500) AS host, (i % 7)::text AS shard, i::float8 AS v
+	FROM generate_series(0, 49999) i;
+SELECT prom_register('rr_big');
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+EXPLAIN (COSTS OFF)
+SELECT prom_read_response_agg(t, v, '__name__', 'rr_big', 'host', host, 'shard', shard)
+FROM rr_big;
+SELECT prom_read_response_agg(t, v, '__name__', 'rr_big', 'host', host, 'shard', shard)
+	= prom_remote_read(prom_read_request('rr_big', '2024-01-01', '2024-01-02')) AS same
+FROM rr_big;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET parallel_leader_participation;
+
+-- response headers for PostgREST, local to the transaction
+BEGIN;
+SELECT current_setting('response.headers', true) IS NULL
+	OR current_setting('response.headers', true) = '' AS unset;
+SELECT length(prom_remote_read(prom_read_request('rr', '2024-01-01', '2024-01-02'))) > 0;
+SELECT current_setting('response.headers');
+COMMIT;
+
+-- the sample limit, passed by one sample
+SET promread.max_samples = 6;
+SELECT rr_read(ARRAY['rr']);
+SET promread.max_samples = 7;
+SELECT jsonb_array_length(rr_read(ARRAY['rr'])->'results'->0->'timeseries');
+RESET promread.max_samples;
+
+-- hostile requests: each gets its own error and SQLSTATE
+CREATE FUNCTION varint(n bigint) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+	result bytea := '';
+BEGIN
+	LOOP
+		IF n < 128 THEN
+			RETURN result || set_byte('\x00'::bytea, 0, n::int);
+		END IF;
+		result := result || set_byte('\x00'::bytea, 0, (n % 128 + 128)::int);
+		n := n / 128;
+	END LOOP;
+END $$;
+-- a snappy block of one literal (at most 65536 bytes)
+CREATE FUNCTION snappy(data bytea) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+	n int := length(data);
+BEGIN
+	IF n = 0 THEN
+		RETURN '\x00'::bytea;
+	ELSIF n <= 60 THEN
+		RETURN varint(n) || set_byte('\x00'::bytea, 0, (n - 1) * 4) || data;
+	END IF;
+	RETURN varint(n) || '\xf4'::bytea
+		|| set_byte(set_byte('\x0000'::bytea, 0, (n - 1) % 256), 1, (n - 1) / 256)
+		|| data;
+END $$;
+-- the SQLSTATE, message and detail of reading a request
+CREATE FUNCTION try_read(request bytea) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	detail text;
+BEGIN
+	PERFORM prom_remote_read(request);
+	RETURN 'ok';
+EXCEPTION WHEN others THEN
+	GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+	RETURN SQLSTATE || ': ' || SQLERRM || coalesce(' (' || nullif(detail, '') || ')', '');
+END $$;
+-- sanity: a hand-made request decodes
+SELECT prom_read_request_json(snappy('\x0a0c100a1a0808011201611a016212020001'));
+-- not snappy; a corrupt block; a block announcing 4 GB
+SELECT try_read('\xff');
+SELECT try_read('\x0a1001020304');
+SELECT try_read(varint(4294967295) || '\x0061');
+-- over promread.max_request_bytes
+SET promread.max_request_bytes = '1kB';
+SELECT try_read(snappy(decode(repeat('0a00', 600), 'hex')));
+RESET promread.max_request_bytes;
+-- truncated and malformed protobuf
+SELECT try_read(snappy('\x0a05'));
+SELECT try_read(snappy('\x0a0c100a1a0808011201611a01'));
+SELECT try_read(snappy('\xff'));
+-- invalid UTF-8 in a value and in a name
+SELECT try_read(snappy('\x0a0a10011a0612016a1a01ff'));
+SELECT try_read(snappy('\x0a0a10011a061201ff1a0162'));
+-- an unrecognized matcher type; a query ending before it starts
+SELECT try_read(snappy('\x0a0c10011a0808071201611a0162'));
+SELECT try_read(snappy('\x0a0c080210011a0612016a1a0162'));
+-- invalid and untranslatable regexes
+SELECT try_read(snappy('\x0a0c10011a0808021201611a0128'));
+SELECT try_read(snappy('\x0a0e10011a0a08021201611a035c704c'));
+-- only response types promread does not serve
+SELECT try_read(snappy('\x120105'));
+SELECT try_read(snappy('\x1202' || '\x0507'::bytea));
+-- more than 1000 queries; more than 1000 matchers in a query
+SELECT try_read(snappy(decode(repeat('0a00', 1001), 'hex')));
+SELECT try_read(snappy('\x0a' || varint(2002) || decode(repeat('1a00', 1001), 'hex')));
+-- at the limits: accepted
+SELECT length(prom_remote_read(snappy(decode(repeat('0a00', 1000), 'hex')))) > 0;
+SELECT jsonb_array_length(prom_read_response_json(prom_remote_read(
+	snappy('\x0a' || varint(2000) || decode(repeat('1a00', 1000), 'hex'))))->'results');
+-- a label name holding a NUL is a label no series has
+SELECT prom_read_response_json(prom_remote_read(snappy(
+	'\x0a2610ffffffffffffffff7f1a0e12085f5f6e616d655f5f1a0272721a0a080112036100621a0162')));
+SELECT prom_read_response_json(prom_remote_read(snappy(
+	'\x0a2410ffffffffffffffff7f1a0e12085f5f6e616d655f5f1a0272721a0812036100621a0162')));
+-- the widest time range is clamped to PostgreSQL's
+SELECT rr_read(ARRAY['rr{host="a"}'], '-infinity', 'infinity');
+
+DROP TABLE rr, rr_other, rr_values, rr_big;
+DROP FUNCTION rr_read, snappy, varint, try_read;
+DROP TYPE rr_env;

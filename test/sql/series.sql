@@ -1,0 +1,145 @@
+-- Rows to series: grouping, label sets, ordering, time range.
+SET timezone = 'UTC';
+SET datestyle = 'ISO';
+CREATE TYPE series_env AS ENUM ('prod', 'dev', 'staging');
+
+CREATE TABLE m (t timestamptz, host text, dc varchar, env series_env, v float8);
+SELECT prom_register('m');
+
+-- adjacent rows of one series, then interleaved rows of two
+INSERT INTO m VALUES
+	('2024-01-01 00:00:01', 'a', 'x', 'prod', 1),
+	('2024-01-01 00:00:02', 'a', 'x', 'prod', 2),
+	('2024-01-01 00:00:03', 'a', 'x', 'prod', 3),
+	('2024-01-01 00:00:01', 'b', 'x', 'dev', 10),
+	('2024-01-01 00:00:01', 'c', 'x', 'dev', 20),
+	('2024-01-01 00:00:02', 'b', 'x', 'dev', 11),
+	('2024-01-01 00:00:02', 'c', 'x', 'dev', 21),
+	('2024-01-01 00:00:03', 'b', 'x', 'dev', 12),
+	('2024-01-01 00:00:03', 'c', 'x', 'dev', 22);
+SELECT labels, ts, value FROM prom_series('m', '2024-01-01', '2024-01-02');
+
+-- NULL and '' are the same absent label: one series, no "dc" label
+TRUNCATE m;
+INSERT INTO m VALUES
+	('2024-01-01 00:00:01', 'a', NULL, 'prod', 1),
+	('2024-01-01 00:00:02', 'a', '', 'prod', 2),
+	('2024-01-01 00:00:03', 'a', NULL, 'prod', 3);
+SELECT labels, value FROM prom_series('m', '2024-01-01', '2024-01-02');
+
+-- NULLs shift labels: {host="a"} and {dc="a"} and {env="dev"} never merge,
+-- and a label set that is a prefix of another sorts first
+TRUNCATE m;
+INSERT INTO m VALUES
+	('2024-01-01 00:00:01', 'a', NULL, NULL, 1),
+	('2024-01-01 00:00:01', NULL, 'a', NULL, 2),
+	('2024-01-01 00:00:01', NULL, NULL, 'dev', 3),
+	('2024-01-01 00:00:01', NULL, NULL, NULL, 4),
+	('2024-01-01 00:00:01', 'a', 'a', NULL, 5),
+	('2024-01-01 00:00:01', '', '', NULL, 6);
+SELECT labels, value FROM prom_series('m', '2024-01-01', '2024-01-02');
+
+-- label values sort bytewise, never by locale; names too
+TRUNCATE m;
+INSERT INTO m VALUES
+	('2024-01-01 00:00:01', 'b', NULL, NULL, 1),
+	('2024-01-01 00:00:01', 'B', NULL, NULL, 2),
+	('2024-01-01 00:00:01', 'a', NULL, NULL, 3),
+	('2024-01-01 00:00:01', 'é', NULL, NULL, 4),
+	('2024-01-01 00:00:01', 'Z', NULL, NULL, 5),
+	('2024-01-01 00:00:01', 'aa', NULL, NULL, 6),
+	('2024-01-01 00:00:01', '_', NULL, NULL, 7);
+SELECT labels->>'host' AS host, value FROM prom_series('m', '2024-01-01', '2024-01-02');
+
+-- out-of-order rows are sorted; of rows sharing a millisecond the one read
+-- last wins, and sub-millisecond digits are truncated
+TRUNCATE m;
+INSERT INTO m VALUES
+	('2024-01-01 00:00:03', 'a', NULL, NULL, 3),
+	('2024-01-01 00:00:01', 'a', NULL, NULL, 1),
+	('2024-01-01 00:00:02.0001', 'a', NULL, NULL, 2),
+	('2024-01-01 00:00:02.0009', 'a', NULL, NULL, 2.5),
+	('2024-01-01 00:00:00', 'a', NULL, NULL, 0);
+SELECT ts, value FROM prom_series('m', '2024-01-01', '2024-01-02');
+
+-- the time range holds both ends at millisecond precision
+TRUNCATE m;
+INSERT INTO m VALUES
+	('2024-01-01 00:00:00.9999', 'a', NULL, NULL, 0),
+	('2024-01-01 00:00:01', 'a', NULL, NULL, 1),
+	('2024-01-01 00:00:01.0005', 'a', NULL, NULL, 1.5),
+	('2024-01-01 00:00:01.9999', 'a', NULL, NULL, 2),
+	('2024-01-01 00:00:02.0001', 'a', NULL, NULL, 3),
+	('2024-01-01 00:00:02.001', 'a', NULL, NULL, 4);
+SELECT ts, value FROM prom_series('m', '2024-01-01 00:00:01', '2024-01-01 00:00:02');
+SELECT ts, value FROM prom_series('m', '2024-01-01 00:00:01.0009', '2024-01-01 00:00:01.0009');
+SELECT ts, value FROM prom_series('m', '2024-01-01 00:00:02.001', 'infinity');
+SELECT ts, value FROM prom_series('m', '-infinity', '2024-01-01 00:00:00.999');
+SELECT count(*) FROM prom_series('m', '2024-01-01 00:00:03', '2024-01-01 00:00:04');
+SELECT * FROM prom_series('m', '2024-01-01 00:00:02', '2024-01-01 00:00:01');
+
+-- NULL times and values give no sample; a series without samples is absent
+TRUNCATE m;
+INSERT INTO m VALUES
+	(NULL, 'a', NULL, NULL, 1),
+	('2024-01-01 00:00:01', 'b', NULL, NULL, NULL),
+	('2024-01-01 00:00:01', 'c', NULL, NULL, 'NaN'),
+	('2024-01-01 00:00:02', 'c', NULL, NULL, '-Infinity'),
+	('infinity', 'd', NULL, NULL, 1);
+SELECT labels, value FROM prom_series('m', '-infinity', 'infinity');
+
+-- enum, varchar and an explicit integer label (printed by its type)
+CREATE TABLE typed (t timestamptz, env series_env, code varchar(8), port int, v float8);
+SELECT prom_register('typed', label_columns => '{env,code,port}');
+INSERT INTO typed VALUES
+	('2024-01-01 00:00:01', 'staging', 'x1', 8080, 1),
+	('2024-01-01 00:00:01', 'prod', 'x1', 443, 2),
+	('2024-01-01 00:00:02', 'staging', 'x1', 8080, 3),
+	('2024-01-01 00:00:02', 'prod', 'x1', NULL, 4),
+	('2024-01-01 00:00:03', 'prod', 'x1', 443, 5);
+SELECT labels, value FROM prom_series('typed', '2024-01-01', '2024-01-02');
+
+-- timestamp without time zone is read as UTC; bigint milliseconds as they are
+CREATE TABLE local_ts (t timestamp, host text, v float8);
+INSERT INTO local_ts VALUES ('2024-01-01 00:00:01.5', 'a', 1);
+SELECT prom_register('local_ts');
+SET timezone = 'America/New_York';
+SELECT ts, value FROM prom_series('local_ts', '2024-01-01 00:00:01.5+00', '2024-01-01 00:00:01.5+00');
+SET timezone = 'UTC';
+CREATE TABLE epoch_ms (ms bigint, host text, v real);
+INSERT INTO epoch_ms VALUES (1704067201500, 'a', 0.5), (1704067201499, 'a', 0.25),
+	(NULL, 'a', 1);
+SELECT prom_register('epoch_ms', time_column => 'ms', value_column => 'v');
+SELECT ts, value FROM prom_series('epoch_ms', '2024-01-01 00:00:01.5', '2024-01-01 00:00:01.5');
+SELECT ts, value FROM prom_series('epoch_ms', '2024-01-01', '2024-01-02');
+
+-- integer and numeric values become double precision
+CREATE TABLE int_values (t timestamptz, v bigint);
+INSERT INTO int_values VALUES ('2024-01-01 00:00:01', 9007199254740993);
+SELECT prom_register('int_values', value_column => 'v');
+SELECT labels, value FROM prom_series('int_values', '2024-01-01', '2024-01-02');
+
+-- long label values stored compressed or out of line are read correctly
+CREATE TABLE toasted (t timestamptz, host text, v float8);
+ALTER TABLE toasted ALTER host SET STORAGE EXTERNAL;
+INSERT INTO toasted
+	SELECT '2024-01-01'::timestamptz + i * interval '1 second',
+		repeat(chr(97 + i % 2), 5000), i
+	FROM generate_series(1, 6) i;
+SELECT prom_register('toasted');
+SELECT length(labels->>'host'), left(labels->>'host', 3), value
+FROM prom_series('toasted', '2024-01-01', '2024-01-02');
+-- compressed in line
+CREATE TABLE compressed (t timestamptz, host text, v float8);
+INSERT INTO compressed
+	SELECT '2024-01-01'::timestamptz + i * interval '1 second',
+		repeat(chr(97 + i % 2), 100000), i
+	FROM generate_series(1, 6) i;
+SELECT pg_column_compression(host) IS NOT NULL AS compressed
+FROM compressed LIMIT 1;
+SELECT prom_register('compressed');
+SELECT length(labels->>'host'), left(labels->>'host', 3), value
+FROM prom_series('compressed', '2024-01-01', '2024-01-02');
+
+DROP TABLE m, typed, local_ts, epoch_ms, int_values, toasted, compressed;
+DROP TYPE series_env;

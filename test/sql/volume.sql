@@ -1,0 +1,74 @@
+-- 100,000 rows in shuffled order, with NULL and empty labels, checked
+-- against the same grouping written in plain SQL: same series, same samples,
+-- same order.
+SET timezone = 'UTC';
+SET datestyle = 'ISO';
+CREATE TYPE volume_env AS ENUM ('prod', 'dev', 'test');
+CREATE TABLE vol (t timestamptz, host text, dc varchar, env volume_env,
+	job text, v float8);
+SELECT setseed(0.42);
+INSERT INTO vol
+	SELECT '2024-01-01'::timestamptz + (s.n * interval '15 seconds')
+			+ (random() * 1000)::int * interval '1 microsecond',
+		'host-' || h.n,
+		CASE h.n % 4 WHEN 0 THEN NULL WHEN 1 THEN '' ELSE 'dc' || h.n % 3 END,
+		CASE WHEN h.n % 5 = 0 THEN NULL
+			ELSE (enum_range(NULL::volume_env))[1 + h.n % 3] END,
+		CASE WHEN h.n % 7 = 0 THEN 'batch' ELSE 'web' END,
+		h.n * 1000 + s.n
+	FROM generate_series(1, 1000) h(n), generate_series(1, 100) s(n)
+	ORDER BY random();
+SELECT prom_register('vol');
+
+-- the same series in SQL: absent labels dropped, times truncated to ms,
+-- label sets ordered as Prometheus orders them (bytewise pairs)
+CREATE VIEW expected AS
+	SELECT jsonb_strip_nulls(jsonb_build_object('__name__', 'vol',
+			'host', nullif(host, ''), 'dc', nullif(dc, ''), 'env', env,
+			'job', nullif(job, ''))) AS labels,
+		array_remove(ARRAY['__name__', 'vol',
+			CASE WHEN dc <> '' THEN 'dc' END, nullif(dc, ''),
+			CASE WHEN env IS NOT NULL THEN 'env' END, env::text,
+			CASE WHEN host <> '' THEN 'host' END, nullif(host, ''),
+			CASE WHEN job <> '' THEN 'job' END, nullif(job, '')], NULL)
+			COLLATE "C" AS sort_key,
+		array_agg(date_trunc('milliseconds', t) ORDER BY t) AS ts,
+		array_agg(v ORDER BY t) AS value
+	FROM vol
+	GROUP BY 1, 2;
+
+CREATE TEMP TABLE got AS
+	SELECT row_number() OVER () AS position, labels, ts, value
+	FROM prom_series('vol', '2024-01-01', '2024-01-03');
+
+SELECT count(*) AS series, sum(cardinality(ts)) AS samples FROM got;
+SELECT count(*) AS expected_series FROM expected;
+-- no series or sample differs
+SELECT count(*) AS missing FROM
+	(SELECT labels, ts, value FROM expected
+	 EXCEPT SELECT labels, ts, value FROM got) d;
+SELECT count(*) AS unexpected FROM
+	(SELECT labels, ts, value FROM got
+	 EXCEPT SELECT labels, ts, value FROM expected) d;
+-- series come in label-set order
+SELECT count(*) AS misplaced FROM got
+	JOIN (SELECT labels, row_number() OVER (ORDER BY sort_key) AS position
+		  FROM expected) e USING (labels)
+	WHERE got.position <> e.position;
+
+-- a matcher subset agrees with the same filter in SQL
+SELECT count(*) AS series, sum(cardinality(ts)) AS samples
+FROM prom_series('vol{dc=~"dc[12]", env!="dev", job="web"}', '2024-01-01', '2024-01-03');
+SELECT count(DISTINCT host) AS series, count(*) AS samples FROM vol
+WHERE dc IN ('dc1', 'dc2') AND env IS DISTINCT FROM 'dev' AND job = 'web';
+
+-- the sample limit stops a query as soon as it is passed
+SET promread.max_samples = 99999;
+SELECT count(*) FROM prom_series('vol', '2024-01-01', '2024-01-03');
+SET promread.max_samples = 100000;
+SELECT count(*) FROM prom_series('vol', '2024-01-01', '2024-01-03');
+RESET promread.max_samples;
+
+DROP VIEW expected;
+DROP TABLE vol;
+DROP TYPE volume_env;
