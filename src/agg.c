@@ -370,16 +370,16 @@ Datum
 prom_read_response_agg_finalfn(PG_FUNCTION_ARGS)
 {
 	PromSeriesSet *set;
-	PromBuffer	response;
+	PromSnappyWriter response;
 
 	if (PG_ARGISNULL(0))
 		set = PromSeriesSetCreate(CurrentMemoryContext);
 	else
 		set = ((AggState *) PG_GETARG_POINTER(0))->set;
 	PromSeriesSetFinish(set);
-	PromBufferInit(&response, 1024);
-	PromAppendSamplesResult(&response, set);
-	PG_RETURN_BYTEA_P(PromSnappyCompress(response.data, response.len));
+	PromSnappyWriterInit(&response);
+	PromWriteSamplesResult(&response, set);
+	PG_RETURN_BYTEA_P(PromSnappyWriterFinish(&response));
 }
 
 /* Append bytes to a serialized state. */

@@ -18,7 +18,10 @@
  *
  * The row's keys are first compared with the series of the previous row:
  * rows of one series usually arrive together, and then that comparison is
- * all the row costs.  Otherwise the keys are hashed (xxHash over values and
+ * all the row costs.  When series interleave (rows ordered by time), they
+ * tend to come round in the same order, so each series remembers which
+ * series followed it last time, and that one is compared next.  Otherwise
+ * the keys are hashed (xxHash over values and
  * lengths, absence included) and looked up in an open-addressing index of
  * the set's series; candidates with the same hash are confirmed by a full
  * comparison.  Only when no series matches is a new series created: its
@@ -29,7 +32,9 @@
  * label set never has to be built again.
  *
  * Samples are appended to a chain of blocks owned by the series, allocated
- * from the arena with doubling capacities (4 samples, then 8, up to 1024):
+ * from the set's arena (arena.c: memory reused between calls, so that its
+ * pages are not faulted in again) with doubling capacities (4 samples, then
+ * 8, up to 1024):
  * 16 bytes per sample plus a bounded slack, no per-row allocation.  A series
  * notes whether its samples arrived in strictly increasing time; only those
  * that did not are sorted (stably, so the row read last wins among samples
@@ -56,10 +61,6 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
-/* First arena chunk, and the largest chunk the arena grows to. */
-#define ARENA_FIRST_CHUNK	(64 * 1024)
-#define ARENA_MAX_CHUNK		(8 * 1024 * 1024)
-
 /* Sample block capacities: the first, and the cap of the doubling. */
 #define BLOCK_FIRST_CAPACITY	4
 #define BLOCK_MAX_CAPACITY		1024
@@ -76,9 +77,18 @@ struct PromLayout
 	const char **const_values;	/* for CONST columns */
 	int		   *const_lens;
 	uint16	   *name_order;		/* all columns, sorted by name */
+	int			nkeys;			/* columns read from rows: all but CONST */
+	uint16	   *key_columns;
 	uint64		seed;			/* distinguishes layouts in the hash */
 	PromSeriesValue *row;		/* the current row's keys */
 };
+
+/* A slot of the series index: the hash is kept to skip most candidates. */
+typedef struct SeriesSlot
+{
+	uint64		hash;
+	PromSeries *series;
+} SeriesSlot;
 
 /* An enum value's label, cached for the set's lifetime. */
 typedef struct EnumLabelEntry
@@ -94,27 +104,24 @@ struct PromSeriesSet
 	MemoryContext row_context;	/* scratch for one row's detoasted values */
 	bool		row_context_used;
 
-	char	   *arena_next;		/* bump allocator over large chunks */
-	Size		arena_left;
-	Size		arena_chunk;
+	PromArena  *arena;			/* series, label copies, sample blocks */
 
 	PromSeries **series;		/* creation order; sorted when finished */
 	int			nseries;
 	int			series_capacity;
 
-	PromSeries **slots;			/* open-addressing index, NULL is empty */
+	SeriesSlot *slots;			/* open-addressing index; NULL series: empty */
 	uint32		slot_mask;
 
 	PromSeries *last;			/* series of the previous row */
+	char	   *hash_buffer;	/* a row's keys gathered for hashing */
+	Size		hash_buffer_size;
 	int64		nsamples;
 	int			nlayouts;
 	HTAB	   *enum_labels;
 	bool		finished;
 };
 
-static void *arena_alloc(PromSeriesSet *set, Size size);
-static void read_row_keys(PromSeriesSet *set, PromLayout *layout,
-						  const Datum *values, const bool *isnull);
 static PromSeries *find_series(PromSeriesSet *set, PromLayout *layout,
 							   uint64 hash);
 static PromSeries *create_series(PromSeriesSet *set, PromLayout *layout,
@@ -136,36 +143,21 @@ PromSeriesSetCreate(MemoryContext context)
 	set->context = setcxt;
 	set->row_context = AllocSetContextCreate(setcxt, "promread row",
 											 ALLOCSET_SMALL_SIZES);
-	set->arena_chunk = ARENA_FIRST_CHUNK;
+	set->arena = PromArenaCreate(setcxt);
 	set->series_capacity = 64;
 	set->series = MemoryContextAlloc(setcxt,
 									 sizeof(PromSeries *) * set->series_capacity);
 	set->slot_mask = 127;
 	set->slots = MemoryContextAllocZero(setcxt,
-										sizeof(PromSeries *) * (set->slot_mask + 1));
+										sizeof(SeriesSlot) * (set->slot_mask + 1));
 	return set;
 }
 
-/* Bump-allocate from the set's arena; memory is freed with the set. */
-static void *
+/* Allocate from the set's arena; memory is freed with the set. */
+static inline void *
 arena_alloc(PromSeriesSet *set, Size size)
 {
-	void	   *result;
-
-	size = MAXALIGN(size);
-	if (size > set->arena_left)
-	{
-		Size		chunk = Max(set->arena_chunk, size);
-
-		set->arena_next = MemoryContextAllocHuge(set->context, chunk);
-		set->arena_left = chunk;
-		if (set->arena_chunk < ARENA_MAX_CHUNK)
-			set->arena_chunk *= 2;
-	}
-	result = set->arena_next;
-	set->arena_next += size;
-	set->arena_left -= size;
-	return result;
+	return PromArenaAlloc(set->arena, size);
 }
 
 /* Is the kind compared by its Datum rather than by bytes? */
@@ -205,6 +197,7 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 	layout->const_values = palloc0(sizeof(char *) * ncolumns);
 	layout->const_lens = palloc0(sizeof(int) * ncolumns);
 	layout->name_order = palloc(sizeof(uint16) * ncolumns);
+	layout->key_columns = palloc(sizeof(uint16) * ncolumns);
 	layout->row = palloc0(sizeof(PromSeriesValue) * ncolumns);
 	layout->seed = (uint64) (++set->nlayouts) * UINT64CONST(0x9E3779B97F4A7C15);
 
@@ -230,6 +223,8 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 			layout->const_values[i] = pstrdup(const_values[i]);
 			layout->const_lens[i] = strlen(const_values[i]);
 		}
+		else
+			layout->key_columns[layout->nkeys++] = i;
 
 		/* insertion sort of the name order; layouts are small */
 		for (j = i; j > 0; j--)
@@ -274,18 +269,72 @@ borrow_varlena(PromSeriesSet *set, Datum datum, int32 *len)
 	return VARDATA_ANY(v);
 }
 
-/* Read the row's label keys into layout->row, borrowing from the tuple. */
-static inline void
-read_row_keys(PromSeriesSet *set, PromLayout *layout,
-			  const Datum *values, const bool *isnull)
+/* Are two byte strings of the same length equal?  Inline for short keys. */
+static inline bool
+bytes_equal(const char *a, const char *b, int32 len)
 {
-	int			i;
+	uint64		x;
+	uint64		y;
 
-	for (i = 0; i < layout->ncolumns; i++)
+	while (len >= 8)
 	{
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y)
+			return false;
+		a += 8;
+		b += 8;
+		len -= 8;
+	}
+	if (len >= 4)
+	{
+		uint32		x4;
+		uint32		y4;
+
+		memcpy(&x4, a, 4);
+		memcpy(&y4, b, 4);
+		if (x4 != y4)
+			return false;
+		a += 4;
+		b += 4;
+		len -= 4;
+	}
+	while (len-- > 0)
+		if (*a++ != *b++)
+			return false;
+	return true;
+}
+
+/* Does a key equal a series' key of the same column? */
+static inline bool
+key_equal(PromLabelKind kind, const PromSeriesValue *key,
+		  const PromSeriesValue *other)
+{
+	if (key->key_len != other->key_len)
+		return false;
+	if (kind_is_scalar(kind))
+		return key->key_len < 0 || key->key.scalar == other->key.scalar;
+	return bytes_equal(key->key.bytes, other->key.bytes, key->key_len);
+}
+
+/*
+ * Read the row's label keys into layout->row, borrowing from the tuple, and
+ * tell whether they equal those of the given series (false if none).
+ */
+static inline bool
+read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
+			  const bool *isnull, const PromSeries *previous)
+{
+	bool		equal = (previous != NULL && previous->layout == layout);
+	int			k;
+
+	for (k = 0; k < layout->nkeys; k++)
+	{
+		int			i = layout->key_columns[k];
+		PromLabelKind kind = layout->kinds[i];
 		PromSeriesValue *key = &layout->row[i];
 
-		switch (layout->kinds[i])
+		switch (kind)
 		{
 			case PROM_LABEL_TEXT:
 				if (isnull[i])
@@ -324,67 +373,76 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout,
 			case PROM_LABEL_CONST:
 				break;
 		}
+		if (equal)
+			equal = key_equal(kind, key, &previous->values[i]);
 	}
+	return equal;
 }
 
 /* Do a series' keys equal the current row's keys of the same layout? */
 static inline bool
 keys_equal(const PromLayout *layout, const PromSeriesValue *series_keys)
 {
-	const PromSeriesValue *row = layout->row;
-	int			i;
+	int			k;
 
-	for (i = 0; i < layout->ncolumns; i++)
+	for (k = 0; k < layout->nkeys; k++)
 	{
-		PromLabelKind kind = layout->kinds[i];
+		int			i = layout->key_columns[k];
 
-		if (kind == PROM_LABEL_CONST)
-			continue;
-		if (row[i].key_len != series_keys[i].key_len)
-			return false;
-		if (kind_is_scalar(kind))
-		{
-			if (row[i].key_len >= 0 &&
-				row[i].key.scalar != series_keys[i].key.scalar)
-				return false;
-		}
-		else if (row[i].key_len > 0 &&
-				 memcmp(row[i].key.bytes, series_keys[i].key.bytes,
-						row[i].key_len) != 0)
+		if (!key_equal(layout->kinds[i], &layout->row[i], &series_keys[i]))
 			return false;
 	}
 	return true;
 }
 
-/* Hash the current row's keys: values and lengths, absence included. */
-static inline uint64
-hash_row(const PromLayout *layout)
+/*
+ * Hash the current row's keys: their lengths (absence included) and bytes
+ * are gathered into one buffer and hashed with one xxHash call.
+ */
+static uint64
+hash_row(PromSeriesSet *set, const PromLayout *layout)
 {
-	uint64		hash = layout->seed;
-	int			i;
+	Size		size = 0;
+	char	   *p;
+	int			k;
 
-	for (i = 0; i < layout->ncolumns; i++)
+	for (k = 0; k < layout->nkeys; k++)
 	{
-		const PromSeriesValue *key = &layout->row[i];
-		uint64		seed = hash ^ ((uint64) (key->key_len + 2) *
-								   UINT64CONST(0xC2B2AE3D27D4EB4F));
+		int			i = layout->key_columns[k];
 
-		switch (layout->kinds[i])
+		size += sizeof(int32);
+		if (kind_is_scalar(layout->kinds[i]))
+			size += sizeof(Datum);
+		else if (layout->row[i].key_len > 0)
+			size += layout->row[i].key_len;
+	}
+	if (size > set->hash_buffer_size)
+	{
+		set->hash_buffer_size = Max(size, 256);
+		set->hash_buffer = set->hash_buffer ?
+			repalloc(set->hash_buffer, set->hash_buffer_size) :
+			MemoryContextAlloc(set->context, set->hash_buffer_size);
+	}
+	p = set->hash_buffer;
+	for (k = 0; k < layout->nkeys; k++)
+	{
+		int			i = layout->key_columns[k];
+		const PromSeriesValue *key = &layout->row[i];
+
+		memcpy(p, &key->key_len, sizeof(int32));
+		p += sizeof(int32);
+		if (kind_is_scalar(layout->kinds[i]))
 		{
-			case PROM_LABEL_CONST:
-				break;
-			case PROM_LABEL_ENUM:
-			case PROM_LABEL_SCALAR:
-				hash = XXH3_64bits_withSeed(&key->key.scalar, sizeof(Datum),
-											seed);
-				break;
-			default:
-				hash = XXH3_64bits_withSeed(key->key.bytes,
-											Max(key->key_len, 0), seed);
-				break;
+			memcpy(p, &key->key.scalar, sizeof(Datum));
+			p += sizeof(Datum);
+		}
+		else if (key->key_len > 0)
+		{
+			memcpy(p, key->key.bytes, key->key_len);
+			p += key->key_len;
 		}
 	}
-	return hash;
+	return XXH3_64bits_withSeed(set->hash_buffer, size, layout->seed);
 }
 
 /* Find the series of the current row's keys in the index, or NULL. */
@@ -394,9 +452,9 @@ find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash)
 	uint32		slot = (uint32) hash & set->slot_mask;
 	PromSeries *candidate;
 
-	while ((candidate = set->slots[slot]) != NULL)
+	while ((candidate = set->slots[slot].series) != NULL)
 	{
-		if (candidate->hash == hash && candidate->layout == layout &&
+		if (set->slots[slot].hash == hash && candidate->layout == layout &&
 			keys_equal(layout, candidate->values))
 			return candidate;
 		slot = (slot + 1) & set->slot_mask;
@@ -413,22 +471,23 @@ index_series(PromSeriesSet *set, PromSeries *series)
 	if ((uint32) set->nseries * 2 > set->slot_mask)
 	{
 		uint32		old_size = set->slot_mask + 1;
-		PromSeries **old_slots = set->slots;
+		SeriesSlot *old_slots = set->slots;
 		uint32		i;
 
 		set->slot_mask = old_size * 2 - 1;
 		set->slots = MemoryContextAllocHuge(set->context,
-											sizeof(PromSeries *) * old_size * 2);
-		memset(set->slots, 0, sizeof(PromSeries *) * old_size * 2);
+											sizeof(SeriesSlot) * old_size * 2);
+		memset(set->slots, 0, sizeof(SeriesSlot) * old_size * 2);
 		for (i = 0; i < old_size; i++)
-			if (old_slots[i] != NULL)
-				index_series(set, old_slots[i]);
+			if (old_slots[i].series != NULL)
+				index_series(set, old_slots[i].series);
 		pfree(old_slots);
 	}
 	slot = (uint32) series->hash & set->slot_mask;
-	while (set->slots[slot] != NULL)
+	while (set->slots[slot].series != NULL)
 		slot = (slot + 1) & set->slot_mask;
-	set->slots[slot] = series;
+	set->slots[slot].hash = series->hash;
+	set->slots[slot].series = series;
 }
 
 /* Copy bytes into the arena, checking that they are valid UTF-8. */
@@ -625,15 +684,23 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 						promread_max_samples),
 				 errhint("Select fewer series or a shorter time range, or raise \"promread.max_samples\".")));
 
-	read_row_keys(set, layout, values, isnull);
-	if (series == NULL || series->layout != layout ||
-		!keys_equal(layout, series->values))
+	if (!read_row_keys(set, layout, values, isnull, series))
 	{
-		uint64		hash = hash_row(layout);
+		PromSeries *previous = series;
 
-		series = find_series(set, layout, hash);
-		if (series == NULL)
-			series = create_series(set, layout, values, hash);
+		/* interleaved series tend to come round in the same order */
+		series = previous != NULL ? previous->successor : NULL;
+		if (series == NULL || series->layout != layout ||
+			!keys_equal(layout, series->values))
+		{
+			uint64		hash = hash_row(set, layout);
+
+			series = find_series(set, layout, hash);
+			if (series == NULL)
+				series = create_series(set, layout, values, hash);
+			if (previous != NULL)
+				previous->successor = series;
+		}
 		set->last = series;
 	}
 
@@ -845,6 +912,14 @@ PromSeriesSetFinish(PromSeriesSet *set)
 	for (i = 0; i < set->nseries; i++)
 		if (set->series[i]->needs_sort)
 			sort_samples(set, set->series[i]);
+}
+
+/* Bytes of memory a set holds. */
+Size
+PromSeriesSetMemory(const PromSeriesSet *set)
+{
+	return MemoryContextMemAllocated(set->context, true) +
+		PromArenaBytes(set->arena);
 }
 
 /* Free a set and everything it holds. */

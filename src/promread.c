@@ -20,6 +20,8 @@ PG_MODULE_MAGIC;
 
 int			promread_max_samples = 50000000;
 int			promread_max_request_bytes = 32 * 1024 * 1024;
+bool		promread_report_phases = false;
+int			promread_keep_memory = 128 * 1024;
 
 void		_PG_init(void);
 
@@ -41,5 +43,19 @@ _PG_init(void)
 							32 * 1024 * 1024, 1, MaxAllocSize,
 							PGC_USERSET, GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("promread.keep_memory",
+							"Working memory a backend keeps between calls for reuse.",
+							"Series sets allocate in 1 MB chunks; up to this much is kept when a call ends, so the next call does not fault fresh pages in.",
+							&promread_keep_memory,
+							128 * 1024, 0, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	DefineCustomBoolVariable("promread.report_phases",
+							 "Reports the time and memory of each phase of a call.",
+							 "prom_remote_read and prom_series end with a NOTICE giving the time of decode, plan, scan, group, sort, encode and compress, and the rows, series, samples, bytes and peak memory.",
+							 &promread_report_phases,
+							 false,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("promread");
 }

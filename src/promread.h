@@ -20,6 +20,8 @@
 
 #include "postgres.h"
 
+#include <time.h>
+
 #include "datatype/timestamp.h"
 #include "fmgr.h"
 #include "nodes/pg_list.h"
@@ -30,6 +32,8 @@
 
 extern int	promread_max_samples;
 extern int	promread_max_request_bytes;
+extern bool promread_report_phases;
+extern int	promread_keep_memory;
 
 /*---- Matchers (matcher.c, selector.c) ----*/
 
@@ -86,6 +90,14 @@ typedef struct PromMetricEntry
 } PromMetricEntry;
 
 extern List *PromCatalogLookup(const PromQuery *query);
+
+/*---- Arenas (arena.c) ----*/
+
+typedef struct PromArena PromArena;
+
+extern PromArena *PromArenaCreate(MemoryContext context);
+extern void *PromArenaAlloc(PromArena *arena, Size size);
+extern Size PromArenaBytes(const PromArena *arena);
 
 /*---- Series grouping engine (group.c) ----*/
 
@@ -146,6 +158,7 @@ typedef struct PromSeries
 	int64		last_t;
 	PromSampleBlock *head;
 	PromSampleBlock *tail;
+	struct PromSeries *successor;	/* the series that followed it last */
 } PromSeries;
 
 typedef struct PromSeriesSet PromSeriesSet;
@@ -161,6 +174,7 @@ extern void PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 							 int64 t, double v);
 extern void PromSeriesSetFinish(PromSeriesSet *set);
 extern void PromSeriesSetFree(PromSeriesSet *set);
+extern Size PromSeriesSetMemory(const PromSeriesSet *set);
 extern PromSeries *const *PromSeriesSetSeries(const PromSeriesSet *set,
 											  int *count);
 extern int64 PromSeriesSetSampleCount(const PromSeriesSet *set);
@@ -196,12 +210,80 @@ extern PromReadRequest *PromDecodeReadRequest(const char *body, Size len);
 extern const char *PromResponseTypeName(int type);
 extern void PromSetResponseHeaders(const char *headers_json);
 
-/* Responses are written into a PromBuffer (wire.h). */
-struct PromBuffer;
+/* Responses are written with the buffers of wire.h. */
+struct PromSnappyWriter;
 extern Size PromSeriesLabelsSize(const PromSeries *series);
 extern char *PromPutSeriesLabels(char *p, const PromSeries *series);
-extern void PromAppendSamplesResult(struct PromBuffer *buf,
-									const PromSeriesSet *set);
+extern void PromWriteSamplesResult(struct PromSnappyWriter *writer,
+								   const PromSeriesSet *set);
+
+/*---- Phase reports (phases.c) ----*/
+
+typedef enum PromPhase
+{
+	PROM_PHASE_DECODE,
+	PROM_PHASE_PLAN,
+	PROM_PHASE_SCAN,			/* the executor, grouping included */
+	PROM_PHASE_GROUP,			/* sampled: one row in PROM_GROUP_SAMPLING */
+	PROM_PHASE_SORT,
+	PROM_PHASE_ENCODE,
+	PROM_PHASE_COMPRESS,
+	PROM_NPHASES
+} PromPhase;
+
+#define PROM_GROUP_SAMPLING 8
+
+/* The report of the current call. */
+typedef struct PromPhaseReport
+{
+	bool		active;
+	uint64		start_ns;
+	uint64		start_ticks;
+	uint64		tick_overhead;	/* ticks of reading the clock twice */
+	uint64		group_samples;	/* rows whose grouping was timed */
+	uint64		ticks[PROM_NPHASES];
+	int64		rows;
+	int64		series;
+	int64		samples;
+	int64		bytes;
+	int64		compressed;
+	Size		memory;
+} PromPhaseReport;
+
+extern PromPhaseReport PromPhases;
+
+extern void PromPhasesStart(void);
+extern void PromPhasesMemory(Size bytes);
+extern void PromPhasesFinish(void);
+
+/* A cheap timestamp in ticks: the time-stamp counter, else nanoseconds. */
+static inline uint64
+PromTicks(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	return __builtin_ia32_rdtsc();
+#else
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64) ts.tv_sec * 1000000000 + ts.tv_nsec;
+#endif
+}
+
+/* Start timing a phase; 0 when no report is being made. */
+static inline uint64
+PromPhaseBegin(void)
+{
+	return unlikely(PromPhases.active) ? PromTicks() : 0;
+}
+
+/* Add the time since PromPhaseBegin to a phase. */
+static inline void
+PromPhaseEnd(PromPhase phase, uint64 begin)
+{
+	if (unlikely(PromPhases.active))
+		PromPhases.ticks[phase] += PromTicks() - begin;
+}
 
 /*---- Time conversions ----*/
 

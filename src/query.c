@@ -20,12 +20,16 @@ PromSeriesSet *
 PromRunQuery(const PromQuery *query, MemoryContext context)
 {
 	PromSeriesSet *set = PromSeriesSetCreate(context);
+	uint64		begin;
 
 	if (query->nmatchers > 0 && query->start_ms <= query->end_ms)
 	{
-		List	   *entries = PromCatalogLookup(query);
+		List	   *entries;
 		ListCell   *lc;
 
+		begin = PromPhaseBegin();
+		entries = PromCatalogLookup(query);
+		PromPhaseEnd(PROM_PHASE_PLAN, begin);
 		if (entries != NIL)
 		{
 			SPI_connect();
@@ -34,6 +38,19 @@ PromRunQuery(const PromQuery *query, MemoryContext context)
 			SPI_finish();
 		}
 	}
+	begin = PromPhaseBegin();
 	PromSeriesSetFinish(set);
+	PromPhaseEnd(PROM_PHASE_SORT, begin);
+	if (unlikely(PromPhases.active))
+	{
+		int			nseries;
+		PromSeries *const *series = PromSeriesSetSeries(set, &nseries);
+		int			i;
+
+		PromPhases.rows += PromSeriesSetSampleCount(set);
+		PromPhases.series += nseries;
+		for (i = 0; i < nseries; i++)
+			PromPhases.samples += series[i]->nsamples;
+	}
 	return set;
 }

@@ -38,27 +38,43 @@ prom_remote_read(PG_FUNCTION_ARGS)
 	MemoryContext callcxt;
 	MemoryContext oldcxt;
 	PromReadRequest *request;
-	PromBuffer	response;
+	PromSnappyWriter response;
 	bytea	   *result;
+	uint64		begin;
 	int			i;
 
+	PromPhasesStart();
 	callcxt = AllocSetContextCreate(CurrentMemoryContext, "prom_remote_read",
 									ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(callcxt);
 
+	begin = PromPhaseBegin();
 	request = PromDecodeReadRequest(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body));
-	PromBufferInit(&response, 1024);
+	PromPhaseEnd(PROM_PHASE_DECODE, begin);
+	MemoryContextSwitchTo(oldcxt);
+	PromSnappyWriterInit(&response);
+	MemoryContextSwitchTo(callcxt);
 	for (i = 0; i < request->nqueries; i++)
 	{
 		PromSeriesSet *set = PromRunQuery(&request->queries[i], callcxt);
 
-		PromAppendSamplesResult(&response, set);
+		begin = PromPhaseBegin();
+		PromWriteSamplesResult(&response, set);
+		PromPhaseEnd(PROM_PHASE_ENCODE, begin);
+		PromPhasesMemory(MemoryContextMemAllocated(callcxt, true) +
+						 PromSeriesSetMemory(set) + response.out_size +
+						 response.stage_size);
 		PromSeriesSetFree(set);
 	}
 
 	MemoryContextSwitchTo(oldcxt);
-	result = PromSnappyCompress(response.data, response.len);
+	begin = PromPhaseBegin();
+	result = PromSnappyWriterFinish(&response);
+	PromPhaseEnd(PROM_PHASE_ENCODE, begin);
+	PromPhases.bytes = response.total;
+	PromPhases.compressed = VARSIZE(result) - VARHDRSZ;
 	MemoryContextDelete(callcxt);
+	PromPhasesFinish();
 
 	PromSetResponseHeaders("[{\"Content-Type\": \"application/x-protobuf\"}, "
 						   "{\"Content-Encoding\": \"snappy\"}]");

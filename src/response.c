@@ -95,6 +95,9 @@ double_bits(double v)
 	return bits;
 }
 
+/* The most bytes of one Sample field: tag, length, value, time. */
+#define SAMPLE_FIELD_MAX	(2 + 9 + 11)
+
 /* Bytes of one Sample message (at most 20). */
 static inline int
 sample_size(const PromSample *sample)
@@ -120,52 +123,54 @@ series_size(const PromSeries *series)
 	return size;
 }
 
-/* Write a series' samples as repeated Sample fields. */
+/* Write samples as repeated Sample fields; returns the end. */
 static char *
-put_samples(char *p, const PromSeries *series)
+put_samples(char *p, const PromSample *samples, uint32 count)
 {
-	const PromSampleBlock *block;
+	uint32		i;
 
-	for (block = series->head; block != NULL; block = block->next)
+	for (i = 0; i < count; i++)
 	{
-		uint32		i;
+		const PromSample *sample = &samples[i];
+		uint64		bits = double_bits(sample->v);
 
-		for (i = 0; i < block->count; i++)
+		*p++ = (char) WIRE_TAG(SAMPLES_FIELD, WIRE_LEN);
+		*p++ = (char) sample_size(sample);
+		if (bits != 0)
 		{
-			const PromSample *sample = &block->samples[i];
-			uint64		bits = double_bits(sample->v);
-
-			*p++ = (char) WIRE_TAG(SAMPLES_FIELD, WIRE_LEN);
-			*p++ = (char) sample_size(sample);
-			if (bits != 0)
-			{
-				*p++ = (char) WIRE_TAG(SAMPLE_VALUE_FIELD, WIRE_FIXED64);
-				p = wire_put_fixed64(p, bits);
-			}
-			if (sample->t != 0)
-			{
-				*p++ = (char) WIRE_TAG(SAMPLE_TIME_FIELD, WIRE_VARINT);
-				p = wire_put_varint(p, (uint64) sample->t);
-			}
+			*p++ = (char) WIRE_TAG(SAMPLE_VALUE_FIELD, WIRE_FIXED64);
+			p = wire_put_fixed64(p, bits);
+		}
+		if (sample->t != 0)
+		{
+			*p++ = (char) WIRE_TAG(SAMPLE_TIME_FIELD, WIRE_VARINT);
+			p = wire_put_varint(p, (uint64) sample->t);
 		}
 	}
 	return p;
 }
 
+/* Write a length-delimited field's header through the writer. */
+static void
+write_len_header(PromSnappyWriter *writer, int field, Size len)
+{
+	char	   *p = PromSnappyWriterRoom(writer, 1 + 10);
+
+	PromSnappyWriterAdvance(writer, wire_put_len_header(p, field, len) - p);
+}
+
 /*
- * Append one QueryResult, as field 1 of a ReadResponse, holding the series
+ * Write one QueryResult, as field 1 of a ReadResponse, holding the series
  * of a finished set in their order.
  */
 void
-PromAppendSamplesResult(PromBuffer *buf, const PromSeriesSet *set)
+PromWriteSamplesResult(PromSnappyWriter *writer, const PromSeriesSet *set)
 {
 	int			nseries;
 	PromSeries *const *series = PromSeriesSetSeries(set, &nseries);
 	Size	   *sizes = palloc_extended(sizeof(Size) * Max(nseries, 1),
 										MCXT_ALLOC_HUGE);
 	Size		result_size = 0;
-	char	   *p;
-	char	   *end;
 	int			i;
 
 	for (i = 0; i < nseries; i++)
@@ -175,17 +180,23 @@ PromAppendSamplesResult(PromBuffer *buf, const PromSeriesSet *set)
 		result_size += wire_len_field_size(sizes[i]);
 	}
 
-	p = PromBufferReserve(buf, wire_len_field_size(result_size));
-	end = p + wire_len_field_size(result_size);
-	p = wire_put_len_header(p, RESULTS_FIELD, result_size);
+	write_len_header(writer, RESULTS_FIELD, result_size);
 	for (i = 0; i < nseries; i++)
 	{
+		Size		labels_size = PromSeriesLabelsSize(series[i]);
+		const PromSampleBlock *block;
+		char	   *p;
+
 		CHECK_FOR_INTERRUPTS();
-		p = wire_put_len_header(p, TIMESERIES_FIELD, sizes[i]);
-		p = PromPutSeriesLabels(p, series[i]);
-		p = put_samples(p, series[i]);
+		write_len_header(writer, TIMESERIES_FIELD, sizes[i]);
+		p = PromSnappyWriterRoom(writer, labels_size);
+		PromSnappyWriterAdvance(writer, PromPutSeriesLabels(p, series[i]) - p);
+		for (block = series[i]->head; block != NULL; block = block->next)
+		{
+			p = PromSnappyWriterRoom(writer, (Size) block->count * SAMPLE_FIELD_MAX);
+			PromSnappyWriterAdvance(writer,
+									put_samples(p, block->samples, block->count) - p);
+		}
 	}
-	Assert(p == end);
-	(void) end;
 	pfree(sizes);
 }

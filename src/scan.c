@@ -25,8 +25,12 @@
  * out of use); a nondeterministic column gets one.
  *
  * The statement text depends only on the relation, its columns and the
- * shape of the predicates, never on values, so prepared plans are cached
- * per backend, keyed by statement text and parameter types.  Rows go from
+ * shape of the predicates, never on values, so prepared statements are
+ * cached per backend, keyed by statement text and parameter types.  They
+ * are planned for each call's values (custom plans): the time range decides
+ * between an index and a sequential scan, and partitions are pruned and
+ * regex prefixes used at plan time.  Rows whose value is NULL carry no
+ * sample; the receiver skips them rather than a predicate.  Rows go from
  * the executor straight into the series set through a DestReceiver of our
  * own: no SPI tuple table, no copy.
  *
@@ -91,6 +95,7 @@ typedef struct ScanReceiver
 	PromLayout *layout;
 	int			nlabels;		/* label columns come first in the row */
 	TimeKind	time_kind;
+	uint64		nrows;			/* rows received, for sampled timing */
 } ScanReceiver;
 
 /* A cached plan, keyed by a hash of its statement text and types. */
@@ -356,7 +361,8 @@ cached_plan(const ScanStatement *stmt)
 	entry->key = NULL;
 	entry->plan = SPI_prepare_cursor(stmt->sql.data, stmt->nparams,
 									 (Oid *) stmt->param_types,
-									 CURSOR_OPT_PARALLEL_OK);
+									 CURSOR_OPT_PARALLEL_OK |
+									 CURSOR_OPT_CUSTOM_PLAN);
 	if (entry->plan == NULL || SPI_keepplan(entry->plan) != 0)
 	{
 		hash_search(plan_cache, &hash, HASH_REMOVE, NULL);
@@ -375,6 +381,8 @@ scan_receive(TupleTableSlot *slot, DestReceiver *self)
 	int			n = receiver->nlabels;
 	int64		t;
 
+	uint64		begin = 0;
+
 	slot_getallattrs(slot);
 	if (slot->tts_isnull[n] || slot->tts_isnull[n + 1])
 		return true;
@@ -382,8 +390,18 @@ scan_receive(TupleTableSlot *slot, DestReceiver *self)
 		t = DatumGetInt64(slot->tts_values[n]);
 	else
 		t = PromTimestampToMs(DatumGetTimestamp(slot->tts_values[n]));
+
+	/* with a phase report, time the grouping of one row in eight */
+	if (unlikely(PromPhases.active) &&
+		++receiver->nrows % PROM_GROUP_SAMPLING == 0)
+		begin = PromTicks();
 	PromSeriesSetAdd(receiver->set, receiver->layout, slot->tts_values,
 					 slot->tts_isnull, t, DatumGetFloat8(slot->tts_values[n + 1]));
+	if (unlikely(begin != 0))
+	{
+		PromPhaseEnd(PROM_PHASE_GROUP, begin);
+		PromPhases.group_samples++;
+	}
 	return true;
 }
 
@@ -426,6 +444,8 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 	Oid			collation;
 	const char *time_quoted;
 	const char *value_quoted;
+	SPIPlanPtr	plan;
+	uint64		begin = PromPhaseBegin();
 	int			i;
 	int			rc;
 
@@ -464,17 +484,16 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 	else
 		appendStringInfo(&stmt.sql, "%s, CAST(%s AS pg_catalog.float8)",
 						 time_quoted, value_quoted);
-	appendStringInfo(&stmt.sql, " FROM %s WHERE %s IS NOT NULL",
+	appendStringInfo(&stmt.sql, " FROM %s WHERE",
 					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(entry->relid)),
-												get_rel_name(entry->relid)),
-					 value_quoted);
+												get_rel_name(entry->relid)));
 
 	if (time_type == INT8OID)
 	{
 		add_param(&stmt, INT8OID, Int64GetDatum(query->start_ms));
 		add_param(&stmt, INT8OID, Int64GetDatum(query->end_ms));
 		appendStringInfo(&stmt.sql,
-						 " AND %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<=) $2",
+						 " %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<=) $2",
 						 time_quoted, time_quoted);
 	}
 	else
@@ -485,7 +504,7 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 				  Int64GetDatum(query->end_ms == PG_INT64_MAX ? END_TIMESTAMP :
 								ms_lower_bound(query->end_ms + 1)));
 		appendStringInfo(&stmt.sql,
-						 " AND %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2",
+						 " %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2",
 						 time_quoted, time_quoted);
 	}
 
@@ -500,14 +519,21 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 		if (column == NULL)
 		{
 			if (!matcher->matches_empty)
-				return;			/* the label is missing on every row */
+			{
+				/* the label is missing on every row */
+				PromPhaseEnd(PROM_PHASE_PLAN, begin);
+				return;
+			}
 			continue;
 		}
 		if (column->kind == PROM_LABEL_ENUM)
 		{
 			if (!add_enum_predicate(&stmt, column,
 									quote_identifier(column->name), matcher))
+			{
+				PromPhaseEnd(PROM_PHASE_PLAN, begin);
 				return;
+			}
 		}
 		else
 			add_text_predicate(&stmt, column, quote_identifier(column->name),
@@ -544,11 +570,16 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 
 	elog(DEBUG1, "promread scan of metric \"%s\": %s", entry->metric,
 		 stmt.sql.data);
+	plan = cached_plan(&stmt);
+	PromPhaseEnd(PROM_PHASE_PLAN, begin);
+
 	memset(&options, 0, sizeof(options));
 	options.params = params;
 	options.read_only = true;
 	options.dest = &receiver.pub;
-	rc = SPI_execute_plan_extended(cached_plan(&stmt), &options);
+	begin = PromPhaseBegin();
+	rc = SPI_execute_plan_extended(plan, &options);
+	PromPhaseEnd(PROM_PHASE_SCAN, begin);
 	if (rc < 0)
 		elog(ERROR, "promread scan failed: %s", SPI_result_code_string(rc));
 }

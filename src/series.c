@@ -96,6 +96,7 @@ prom_series(PG_FUNCTION_ARGS)
 	PromSeriesSet *set;
 	PromSeries *const *series;
 	int			nseries;
+	uint64		begin;
 	int			i;
 
 #if PG_VERSION_NUM >= 160000
@@ -103,6 +104,7 @@ prom_series(PG_FUNCTION_ARGS)
 #else
 	SetSingleFuncCall(fcinfo, 0);
 #endif
+	PromPhasesStart();
 	callcxt = AllocSetContextCreate(CurrentMemoryContext, "prom_series",
 									ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(callcxt);
@@ -117,6 +119,9 @@ prom_series(PG_FUNCTION_ARGS)
 
 	set = PromRunQuery(&query, callcxt);
 	series = PromSeriesSetSeries(set, &nseries);
+	PromPhasesMemory(MemoryContextMemAllocated(callcxt, true) +
+					 PromSeriesSetMemory(set));
+	begin = PromPhaseBegin();
 	for (i = 0; i < nseries; i++)
 	{
 		const PromSampleBlock *block;
@@ -150,7 +155,9 @@ prom_series(PG_FUNCTION_ARGS)
 		pfree(value_array);
 	}
 
+	PromPhaseEnd(PROM_PHASE_ENCODE, begin);
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(callcxt);
+	PromPhasesFinish();
 	return (Datum) 0;
 }

@@ -10,6 +10,7 @@
 
 #include <snappy-c.h>
 
+#include "promread.h"
 #include "utils/memutils.h"
 #include "wire.h"
 
@@ -57,6 +58,90 @@ PromBufferReserve(PromBuffer *buf, Size len)
 	p = buf->data + buf->len;
 	buf->len += len;
 	return p;
+}
+
+/* Bytes of the snappy stage: snappy's own fragment size. */
+#define SNAPPY_STAGE_SIZE	65536
+
+/* Most bytes of the snappy length prefix (a varint of a uint32). */
+#define SNAPPY_PREFIX_MAX	5
+
+/* Start a snappy-compressed message. */
+void
+PromSnappyWriterInit(PromSnappyWriter *writer)
+{
+	writer->stage_size = SNAPPY_STAGE_SIZE;
+	writer->stage = palloc(writer->stage_size);
+	writer->stage_len = 0;
+	writer->out_size = VARHDRSZ + SNAPPY_PREFIX_MAX + SNAPPY_STAGE_SIZE;
+	writer->out = palloc(writer->out_size);
+	writer->out_len = VARHDRSZ + SNAPPY_PREFIX_MAX;
+	writer->total = 0;
+}
+
+/*
+ * Compress the staged bytes and append their snappy elements to the output;
+ * then make sure the stage has room for at least room bytes.
+ */
+void
+PromSnappyWriterFlush(PromSnappyWriter *writer, Size room)
+{
+	if (writer->stage_len > 0)
+	{
+		size_t		max_len = snappy_max_compressed_length(writer->stage_len);
+		size_t		compressed_len = max_len;
+		int			prefix_len = wire_varint_size(writer->stage_len);
+		char	   *dest;
+		uint64		begin;
+
+		writer->total += writer->stage_len;
+		if (writer->total > UINT32_MAX ||
+			writer->out_len + max_len > MaxAllocSize)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("remote read response is too large"),
+					 errdetail("A response holds at most 1 GB compressed and 4 GB uncompressed.")));
+		if (writer->out_len + max_len > writer->out_size)
+		{
+			writer->out_size = Min(Max(writer->out_size * 2,
+									   writer->out_len + max_len),
+								   MaxAllocSize);
+			writer->out = repalloc(writer->out, writer->out_size);
+		}
+		dest = writer->out + writer->out_len;
+		begin = PromPhaseBegin();
+		if (snappy_compress(writer->stage, writer->stage_len, dest,
+							&compressed_len) != SNAPPY_OK)
+			elog(ERROR, "snappy compression failed");
+		PromPhaseEnd(PROM_PHASE_COMPRESS, begin);
+		/* keep the elements, not the fragment's own length prefix */
+		memmove(dest, dest + prefix_len, compressed_len - prefix_len);
+		writer->out_len += compressed_len - prefix_len;
+		writer->stage_len = 0;
+	}
+	if (room > writer->stage_size)
+	{
+		writer->stage_size = room;
+		writer->stage = repalloc_huge(writer->stage, room);
+	}
+}
+
+/* Finish the message: the bytea of one snappy block. */
+bytea *
+PromSnappyWriterFinish(PromSnappyWriter *writer)
+{
+	char	   *elements = writer->out + VARHDRSZ + SNAPPY_PREFIX_MAX;
+	Size		elements_len;
+	int			prefix_len;
+
+	PromSnappyWriterFlush(writer, 0);
+	elements_len = writer->out_len - VARHDRSZ - SNAPPY_PREFIX_MAX;
+	prefix_len = wire_varint_size(writer->total);
+	memmove(writer->out + VARHDRSZ + prefix_len, elements, elements_len);
+	wire_put_varint(writer->out + VARHDRSZ, writer->total);
+	SET_VARSIZE(writer->out, VARHDRSZ + prefix_len + elements_len);
+	pfree(writer->stage);
+	return (bytea *) writer->out;
 }
 
 /* Compress into a bytea holding one snappy block. */

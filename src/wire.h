@@ -19,6 +19,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "port/pg_bitutils.h"
 #include "port/pg_bswap.h"
 
 /* Wire types. */
@@ -29,18 +30,11 @@
 /* The one-byte tag of a field (field numbers below 16). */
 #define WIRE_TAG(field, type)	((uint8) (((field) << 3) | (type)))
 
-/* Bytes of a varint. */
+/* Bytes of a varint: 7 bits each. */
 static inline int
 wire_varint_size(uint64 value)
 {
-	int			size = 1;
-
-	while (value >= 0x80)
-	{
-		value >>= 7;
-		size++;
-	}
-	return size;
+	return (pg_leftmost_one_pos64(value | 1) + 7) / 7;
 }
 
 /* Write a varint; returns the position after it. */
@@ -92,6 +86,46 @@ typedef struct PromBuffer
 
 extern void PromBufferInit(PromBuffer *buf, Size capacity);
 extern char *PromBufferReserve(PromBuffer *buf, Size len);
+
+/*
+ * A snappy-compressed message written in pieces.  Bytes are staged in a
+ * 64 KB buffer; each full stage is compressed on its own and its elements
+ * appended to the output, which is what snappy does internally anyway (it
+ * compresses 64 KB fragments independently), so the whole message is never
+ * held uncompressed.  The output is a bytea whose snappy length prefix is
+ * written when the writer is finished.
+ */
+typedef struct PromSnappyWriter
+{
+	char	   *stage;
+	Size		stage_len;
+	Size		stage_size;
+	char	   *out;			/* varlena header, prefix room, elements */
+	Size		out_len;
+	Size		out_size;
+	uint64		total;			/* uncompressed bytes written */
+} PromSnappyWriter;
+
+extern void PromSnappyWriterInit(PromSnappyWriter *writer);
+extern void PromSnappyWriterFlush(PromSnappyWriter *writer, Size room);
+extern bytea *PromSnappyWriterFinish(PromSnappyWriter *writer);
+
+/* Room for len bytes at the write position; advance by what is written. */
+static inline char *
+PromSnappyWriterRoom(PromSnappyWriter *writer, Size len)
+{
+	if (unlikely(len > writer->stage_size - writer->stage_len))
+		PromSnappyWriterFlush(writer, len);
+	return writer->stage + writer->stage_len;
+}
+
+/* Mark len bytes written at the write position. */
+static inline void
+PromSnappyWriterAdvance(PromSnappyWriter *writer, Size len)
+{
+	Assert(writer->stage_len + len <= writer->stage_size);
+	writer->stage_len += len;
+}
 
 /* protobuf-c allocations in CurrentMemoryContext (wire.c). */
 extern ProtobufCAllocator PromProtobufAllocator;

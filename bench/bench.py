@@ -1,0 +1,266 @@
+#!/usr/bin/python3
+"""promread benchmark: rows to series against the scan floor and plain SQL.
+
+Run through bench/run, which starts a throwaway cluster (PG* variables set).
+For each case (label encoding x row ordering x size) it measures, in one
+session, interleaved repetitions after a warm-up, and reports medians:
+
+  read    prom_remote_read of a request selecting the whole case
+          (decode, scan, group, encode, snappy)
+  chunks  the same with STREAMED_XOR_CHUNKS, when promread serves it
+  series  prom_series over the same rows
+  agg     prom_read_response_agg over the same rows
+  floor   SELECT count(host), count(datacenter), count(env), count(job),
+          count(ts), count(value): reading and deforming the rows, nothing else
+  sql     the SQL a user would write instead: jsonb_build_object and
+          array_agg(... ORDER BY ts) grouped by the labels, consumed by count(s)
+
+and the phase report of promread.report_phases for read (conversion
+throughput = rows / (group + sort + encode)).  Prints a Markdown report.
+"""
+import argparse
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import psycopg2
+
+FULL_SIZES = [(10, 1000), (100, 100), (1000, 100), (5000, 20), (1000, 1000), (300000, 10)]
+SMOKE_SIZES = [(10, 50), (200, 5)]
+ENCODINGS = ["text", "enum"]
+ORDERINGS = ["adjacent", "interleaved"]
+START = "2024-01-01 00:00:00+00"
+DATACENTERS = ["eu-west", "eu-central", "us-east", "us-west", "ap-south"]
+ENVS = ["prod", "staging", "dev"]
+JOBS = ["api", "db", "cache", "batch"]
+
+
+def table_name(encoding, ordering, nseries, nsamples):
+    return "bench_%s_%s_%dx%d" % (encoding, ordering, nseries, nsamples)
+
+
+def create_case(cur, encoding, ordering, nseries, nsamples):
+    """Create, fill and register one case's table; returns its name."""
+    name = table_name(encoding, ordering, nseries, nsamples)
+    cur.execute("SELECT to_regclass(%s) IS NOT NULL", (name,))
+    if cur.fetchone()[0]:
+        return name
+    if encoding == "text":
+        types = {"host": "text", "datacenter": "text", "env": "text", "job": "text"}
+        host = "'host-' || lpad(s::text, 6, '0')"
+        pick = "(ARRAY[%s])[1 + s %% %d]"
+        dc = pick % (",".join("'%s'" % v for v in DATACENTERS), len(DATACENTERS))
+        env = pick % (",".join("'%s'" % v for v in ENVS), len(ENVS))
+        job = pick % (",".join("'%s'" % v for v in JOBS), len(JOBS))
+    else:
+        types = {}
+        for label, values in [("host", ["host-%06d" % s for s in range(nseries)]),
+                              ("datacenter", DATACENTERS), ("env", ENVS), ("job", JOBS)]:
+            tname = "%s_%s" % (name, label)
+            cur.execute("CREATE TYPE %s AS ENUM (%s)" % (tname, ",".join("'%s'" % v for v in values)))
+            types[label] = tname
+        host = "h.label"
+        dc = "(enum_range(NULL::%s))[1 + s %% %d]" % (types["datacenter"], len(DATACENTERS))
+        env = "(enum_range(NULL::%s))[1 + s %% %d]" % (types["env"], len(ENVS))
+        job = "(enum_range(NULL::%s))[1 + s %% %d]" % (types["job"], len(JOBS))
+    cur.execute("""CREATE TABLE %s (ts timestamptz NOT NULL, host %s, datacenter %s,
+                   env %s, job %s, value double precision)"""
+                % (name, types["host"], types["datacenter"], types["env"], types["job"]))
+    order = "s, k" if ordering == "adjacent" else "k, s"
+    host_join = ""
+    if encoding == "enum":
+        # one enum label per series, numbered in the enum's order
+        host_join = ("JOIN (SELECT row_number() OVER () - 1 AS n, e AS label "
+                     "FROM unnest(enum_range(NULL::%s)) e) h ON h.n = s" % types["host"])
+    cur.execute("""INSERT INTO %s
+        SELECT %s::timestamptz + k * interval '15 seconds', %s, %s, %s, %s,
+               s * 1000 + k + 0.25
+        FROM generate_series(0, %d) s CROSS JOIN generate_series(0, %d) k %s
+        ORDER BY %s""" % (name, "'" + START + "'", host, dc, env, job,
+                           nseries - 1, nsamples - 1, host_join, order))
+    cur.execute("VACUUM ANALYZE %s" % name)
+    cur.execute("SELECT prom_register(%s)", (name,))
+    return name
+
+
+class Case:
+    def __init__(self, cur, encoding, ordering, nseries, nsamples):
+        self.encoding, self.ordering = encoding, ordering
+        self.nseries, self.nsamples = nseries, nsamples
+        self.rows = nseries * nsamples
+        self.name = create_case(cur, encoding, ordering, nseries, nsamples)
+        end = "2024-01-02 00:00:00+00"
+        cur.execute("SELECT prom_read_request(%s, %s, %s)", (self.name, START, end))
+        self.request = cur.fetchone()[0]
+        cur.execute("SELECT prom_read_request(%s, %s, %s, '{streamed_xor_chunks}')",
+                    (self.name, START, end))
+        self.chunk_request = cur.fetchone()[0]
+        labels = "'__name__', '%s', 'host', host, 'datacenter', datacenter, 'env', env, 'job', job" % self.name
+        self.statements = {
+            "read": ("SELECT length(prom_remote_read(%s))", (self.request,)),
+            "chunks": ("SELECT length(prom_remote_read(%s))", (self.chunk_request,)),
+            "series": ("SELECT sum(cardinality(ts)) FROM prom_series(%s, %s, %s)",
+                       (self.name, START, end)),
+            "agg": ("SELECT length(prom_read_response_agg(ts, value, %s)) FROM %s" % (labels, self.name), None),
+            "floor": ("SELECT count(host), count(datacenter), count(env), count(job), "
+                      "count(ts), count(value) FROM %s" % self.name, None),
+            "sql": ("SELECT count(s) FROM (SELECT jsonb_build_object('__name__', '%s', "
+                    "'host', host, 'datacenter', datacenter, 'env', env, 'job', job), "
+                    "array_agg(ts ORDER BY ts), array_agg(value ORDER BY ts) FROM %s "
+                    "GROUP BY host, datacenter, env, job) s" % (self.name, self.name), None),
+        }
+
+
+def timed(cur, statement):
+    sql, args = statement
+    t0 = time.perf_counter()
+    cur.execute(sql, args)
+    cur.fetchall()
+    return time.perf_counter() - t0
+
+
+def phases(conn, cur, statement):
+    """The phase report of one call, as a dict."""
+    del conn.notices[:]
+    cur.execute("SET promread.report_phases = on")
+    cur.execute(*statement)
+    cur.fetchall()
+    cur.execute("SET promread.report_phases = off")
+    for notice in conn.notices:
+        if "promread phases" in notice:
+            return {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)", notice)}
+    return None
+
+
+def fmt_ms(seconds):
+    return "%.1f" % (seconds * 1000) if seconds >= 0.01 else "%.2f" % (seconds * 1000)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--smoke", action="store_true", help="seconds-long run for CI")
+    parser.add_argument("--reps", type=int, default=None)
+    parser.add_argument("--sizes", help="only these sizes, e.g. 1000x1000,300000x10")
+    args = parser.parse_args()
+    sizes = SMOKE_SIZES if args.smoke else FULL_SIZES
+    if args.sizes:
+        sizes = [tuple(int(n) for n in size.split("x")) for size in args.sizes.split(",")]
+    reps = args.reps or (3 if args.smoke else 7)
+
+    conn = psycopg2.connect("")
+    conn.autocommit = True
+    cur = conn.cursor()
+    cur.execute("CREATE EXTENSION IF NOT EXISTS promread")
+    cur.execute("SET max_parallel_workers_per_gather = 0")
+    cur.execute("SET jit = off")
+    cur.execute("SET work_mem = '1GB'")
+    cur.execute("SELECT version(), current_setting('shared_buffers')")
+    version, shared_buffers = cur.fetchone()
+    chunks_served = True
+    try:
+        cur.execute("SELECT prom_remote_read(prom_read_request('x', now(), now(), '{streamed_xor_chunks}'))")
+    except psycopg2.Error:
+        chunks_served = False
+    methods = ["read"] + (["chunks"] if chunks_served else []) + ["series", "agg", "floor", "sql"]
+
+    print("# promread benchmark%s\n" % (" (smoke)" if args.smoke else ""))
+    print("- command: `%s`" % " ".join(["bench/run"] + sys.argv[1:]))
+    print("- machine: %s, %d cores, %s; %s" % (platform.machine(), os.cpu_count(),
+          _cpu_model(), _memory()))
+    print("- server: %s; shared_buffers %s; parallel workers off; jit off" % (version.split(" on ")[0], shared_buffers))
+    print("- %d timed repetitions per case after one warm-up, interleaved; medians\n" % reps)
+
+    results = {}
+    for nseries, nsamples in sizes:
+        for encoding in ENCODINGS:
+            for ordering in ORDERINGS:
+                case = Case(cur, encoding, ordering, nseries, nsamples)
+                for method in methods:  # warm-up: caches, shared buffers, plans
+                    timed(cur, case.statements[method])
+                times = {m: [] for m in methods}
+                for _ in range(reps):
+                    for method in methods:
+                        times[method].append(timed(cur, case.statements[method]))
+                med = {m: statistics.median(v) for m, v in times.items()}
+                report = phases(conn, cur, case.statements["read"])
+                chunk_report = phases(conn, cur, case.statements["chunks"]) if chunks_served else None
+                results[(encoding, ordering, nseries, nsamples)] = (case, med, report, chunk_report)
+                print("measured %s" % case.name, file=sys.stderr)
+
+    print("## Times (ms, medians) and ratios\n")
+    header = ["case", "rows"] + ["%s ms" % m for m in methods] + \
+        ["read/floor", "series/floor", "sql/series", "read Mrows/s"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for key, (case, med, report, _) in results.items():
+        row = ["%s %s %dx%d" % (key[0], key[1], key[2], key[3]), "%d" % case.rows]
+        row += [fmt_ms(med[m]) for m in methods]
+        row += ["%.2f" % (med["read"] / med["floor"]), "%.2f" % (med["series"] / med["floor"]),
+                "%.1f" % (med["sql"] / med["series"]), "%.1f" % (case.rows / med["read"] / 1e6)]
+        print("| " + " | ".join(row) + " |")
+
+    print("\n## Encodings and orderings (read time ratios)\n")
+    print("| size | enum/text adjacent | enum/text interleaved | interleaved/adjacent text | interleaved/adjacent enum |")
+    print("|---|---|---|---|---|")
+    for nseries, nsamples in sizes:
+        def r(e, o):
+            return results[(e, o, nseries, nsamples)][1]["read"]
+        print("| %dx%d | %.2f | %.2f | %.2f | %.2f |" % (
+            nseries, nsamples, r("enum", "adjacent") / r("text", "adjacent"),
+            r("enum", "interleaved") / r("text", "interleaved"),
+            r("text", "interleaved") / r("text", "adjacent"),
+            r("enum", "interleaved") / r("enum", "adjacent")))
+
+    print("\n## Phases of one prom_remote_read (promread.report_phases)\n")
+    print("| case | decode | plan | scan | group | sort | encode | compress | conversion Mrows/s | series | bytes | compressed | peak memory | bytes/sample beyond response |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for key, (case, med, report, chunk_report) in results.items():
+        if not report:
+            continue
+        conv = report["group"] + report["sort"] + report["encode"]
+        beyond = (report["memory"] - report["bytes"] - report["compressed"]) / max(report["samples"], 1)
+        print("| %s %s %dx%d | %s | %s | %s | %s | %s | %s | %s | %.1f | %d | %d | %d | %d | %.1f |" % (
+            key[0], key[1], key[2], key[3],
+            *["%.2f" % report[p] for p in ["decode", "plan", "scan", "group", "sort", "encode", "compress"]],
+            report["rows"] / conv / 1000 if conv > 0 else 0, report["series"], report["bytes"],
+            report["compressed"], report["memory"], beyond))
+
+    if chunks_served:
+        print("\n## STREAMED_XOR_CHUNKS against SAMPLES\n")
+        print("| case | chunks ms | read ms | chunks/floor | chunk bytes | bytes/sample | samples bytes (snappy) |")
+        print("|---|---|---|---|---|---|---|")
+        for key, (case, med, report, chunk_report) in results.items():
+            print("| %s %s %dx%d | %s | %s | %.2f | %d | %.2f | %d |" % (
+                key[0], key[1], key[2], key[3], fmt_ms(med["chunks"]), fmt_ms(med["read"]),
+                med["chunks"] / med["floor"], chunk_report["bytes"] if chunk_report else 0,
+                (chunk_report["bytes"] if chunk_report else 0) / case.rows,
+                report["compressed"] if report else 0))
+    conn.close()
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _memory():
+    try:
+        with open("/proc/meminfo") as f:
+            kb = int(f.readline().split()[1])
+        return "%.0f GiB RAM" % (kb / 2**20)
+    except (OSError, ValueError):
+        return "unknown RAM"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+-- promread's remote-read endpoint, exposed by PostgREST (v12 or later).
+--
+-- Load it as a superuser (or a role with CREATEROLE that owns the metric
+-- tables) in the database where promread is installed:
+--
+--   psql -d metrics -v ON_ERROR_STOP=1 -f deploy/postgrest/api.sql
+--
+-- It creates, when missing, three roles (roles are shared by the cluster's
+-- databases, so loading it in several databases is fine):
+--
+--   web_anon       PostgREST's db-anon-role: requests without a token
+--   prom_reader    the role that tokens name in their "role" claim
+--   authenticator  the role PostgREST logs in as (db-uri); it may only switch
+--                  to the two roles above.  Give it a password yourself:
+--                  \password authenticator
+--
+-- and a schema "api" (PostgREST's db-schemas) holding only what PostgREST
+-- exposes: the function api.prom_remote_read(bytea), which PostgREST serves
+-- at POST /rpc/prom_remote_read, and the domain api."*/*" it returns.  It can
+-- be loaded again (after an upgrade, say): it replaces the function.
+--
+-- Which metric tables each role may read is your decision; nothing here
+-- grants SELECT on them.  For example:
+--
+--   GRANT SELECT ON node_cpu_seconds_total, http_requests_total TO prom_reader;
+--   GRANT SELECT ON node_cpu_seconds_total TO web_anon;  -- readable without a token
+--
+-- Row-level security applies as usual, with the token's claims at hand, for
+-- example one tenant's rows per token (see README.md, "Deployment"):
+--
+--   ALTER TABLE http_requests_total ENABLE ROW LEVEL SECURITY;
+--   CREATE POLICY tenant_rows ON http_requests_total FOR SELECT
+--       TO prom_reader, web_anon
+--       USING (tenant = nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'tenant');
+
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'web_anon') THEN
+		CREATE ROLE web_anon NOLOGIN;
+	END IF;
+	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'prom_reader') THEN
+		CREATE ROLE prom_reader NOLOGIN;
+	END IF;
+	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'authenticator') THEN
+		CREATE ROLE authenticator LOGIN NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE;
+	END IF;
+END
+$$;
+GRANT web_anon TO authenticator;
+GRANT prom_reader TO authenticator;
+
+CREATE SCHEMA IF NOT EXISTS api;
+REVOKE ALL ON SCHEMA api FROM PUBLIC;
+GRANT USAGE ON SCHEMA api TO web_anon, prom_reader;
+
+-- With no Accept header (Prometheus sends none), PostgREST sends the raw
+-- bytes of a function that returns a domain named "*/*"; the Content-Type
+-- and Content-Encoding come from the response.headers that
+-- prom_remote_read sets.
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT FROM pg_catalog.pg_type
+			WHERE typname = '*/*' AND typnamespace = 'api'::pg_catalog.regnamespace) THEN
+		CREATE DOMAIN api."*/*" AS bytea;
+	END IF;
+END
+$$;
+
+-- The wrapper: ONE UNNAMED bytea parameter, so that PostgREST passes the
+-- request body to it as is (when the Content-Type is
+-- application/octet-stream, which nginx sets).  STABLE, so that PostgREST
+-- runs it in a READ ONLY transaction.  Not SECURITY DEFINER: promread reads
+-- the metric tables as the role of the token, with its privileges and
+-- row-level security.  The call names the schema where promread is
+-- installed, so it does not depend on the search_path.
+DO $$
+DECLARE
+	ext_schema name;
+BEGIN
+	SELECT n.nspname INTO ext_schema
+	FROM pg_catalog.pg_extension e
+	JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+	WHERE e.extname = 'promread';
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'promread is not installed in database %', pg_catalog.current_database()
+			USING HINT = 'Run CREATE EXTENSION promread; first.';
+	END IF;
+	EXECUTE pg_catalog.format(
+		'CREATE OR REPLACE FUNCTION api.prom_remote_read(bytea) RETURNS api."*/*" '
+		'LANGUAGE sql STABLE AS %L',
+		pg_catalog.format('SELECT %I.prom_remote_read($1)::api."*/*"', ext_schema));
+	EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA %I TO web_anon, prom_reader', ext_schema);
+END
+$$;
+COMMENT ON FUNCTION api.prom_remote_read(bytea) IS
+	'Prometheus remote read: POST /rpc/prom_remote_read, through nginx at /api/v1/read';
+REVOKE ALL ON FUNCTION api.prom_remote_read(bytea) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION api.prom_remote_read(bytea) TO web_anon, prom_reader;

@@ -1,0 +1,295 @@
+"""The remote-read stack, started and stopped for the demo and the tests.
+
+demo/serve and test/scripts/e2e use this module to run, on 127.0.0.1 and
+free high ports, what README.md's "Deployment" section describes:
+
+    Prometheus --remote_read--> nginx (deploy/nginx/promread.conf)
+        --> PostgREST (here test/postgrest-standin, with
+            deploy/postgrest/postgrest.conf) --> api.prom_remote_read
+
+Every server is a child process in its own process group, with its log in
+the stack's directory; children die with this process (PR_SET_PDEATHSIG) and
+Stack.stop() ends them (SIGTERM, then SIGKILL), so nothing outlives a demo
+or a test.  Standard library only (Debian's /usr/bin/python3).
+"""
+import ctypes
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEPLOY = os.path.join(TOP, "deploy")
+POSTGREST_CONF = os.path.join(DEPLOY, "postgrest", "postgrest.conf")
+NGINX_CONF = os.path.join(DEPLOY, "nginx", "promread.conf")
+API_SQL = os.path.join(DEPLOY, "postgrest", "api.sql")
+MAKE_JWT = os.path.join(DEPLOY, "postgrest", "make-jwt")
+STANDIN = os.path.join(TOP, "test", "postgrest-standin")
+PYTHON = "/usr/bin/python3"
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_parent():
+    _libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_is_free(port):
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers bind
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def make_jwt(*claims, secret=None, expires_in=None):
+    """A token from deploy/postgrest/make-jwt (the jwt-secret of the
+    deployment's postgrest.conf unless secret is given)."""
+    argv = [PYTHON, MAKE_JWT, "--config", POSTGREST_CONF]
+    if secret is not None:
+        argv += ["--secret", secret]
+    if expires_in is not None:
+        argv += ["--expires-in", str(expires_in)]
+    return subprocess.run(argv + list(claims), check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def authenticator_dsn(dbname, password):
+    """libpq conninfo for PostgREST's db-uri, from the PG* variables."""
+    parts = ["dbname=%s" % dbname, "user=authenticator", "password=%s" % password]
+    for var, key in (("PGHOST", "host"), ("PGPORT", "port")):
+        if os.environ.get(var):
+            parts.append("%s=%s" % (key, os.environ[var]))
+    return " ".join(parts)
+
+
+def http(method, url, body=None, headers=None, timeout=60):
+    """(status, headers, body) of one request; HTTP errors are answers too."""
+    req = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+class StackError(Exception):
+    pass
+
+
+class Prometheus:
+    def __init__(self, name, url, datadir):
+        self.name, self.url, self.datadir = name, url, datadir
+
+    def api(self, path, params):
+        """The parsed JSON answer of the HTTP API (numbers kept as text)."""
+        status, _, body = http("POST", self.url + path, urllib.parse.urlencode(params).encode(),
+                               {"Content-Type": "application/x-www-form-urlencoded"})
+        try:
+            return json.loads(body, parse_float=str, parse_int=str)
+        except ValueError:
+            raise StackError("%s %s: HTTP %d %r" % (self.name, path, status, body[:300]))
+
+    def query(self, expr, time_s):
+        return self.api("/api/v1/query", {"query": expr, "time": time_s})
+
+    def query_range(self, expr, start_s, end_s, step):
+        return self.api("/api/v1/query_range",
+                        {"query": expr, "start": start_s, "end": end_s, "step": step})
+
+    def tsdb_status(self):
+        status, _, body = http("GET", self.url + "/api/v1/status/tsdb")
+        return json.loads(body)
+
+
+class Stack:
+    """Servers started for a demo or a test, stopped together."""
+
+    def __init__(self, workdir=None, log=None):
+        self.dir = workdir or tempfile.mkdtemp(prefix="promread-stack-")
+        os.chmod(self.dir, 0o755)  # nginx's workers (www-data under root) read below it
+        self.procs = []  # (name, Popen, log path)
+        self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+
+    # -- processes --
+
+    def spawn(self, name, argv, env=None):
+        path = os.path.join(self.dir, name + ".log")
+        out = open(path, "ab")
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                env=env, start_new_session=True, preexec_fn=_die_with_parent)
+        out.close()
+        self.procs.append((name, proc, path))
+        return proc
+
+    def wait_http(self, name, proc, url, timeout=60, ready=lambda status: True):
+        """Wait until url answers (and ready(status)), or fail with the log."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise StackError("%s exited with status %s before it was ready:\n%s"
+                                 % (name, proc.returncode, self.log_tail(name)))
+            try:
+                status, _, _ = http("GET", url, timeout=5)
+                if ready(status):
+                    return
+                last = "HTTP %d" % status
+            except OSError as e:
+                last = str(e)
+            time.sleep(0.1)
+        raise StackError("%s not ready after %ds at %s (%s):\n%s"
+                         % (name, timeout, url, last, self.log_tail(name)))
+
+    def stop(self):
+        """End every server, the last started first."""
+        for name, proc, _ in reversed(self.procs):
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + 15
+        for name, proc, _ in reversed(self.procs):
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self.log("%s did not stop; killing it" % name)
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # whatever is left in its group
+            except (ProcessLookupError, PermissionError):
+                pass
+            proc.wait()
+        self.procs = []
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def log_tail(self, name, lines=60):
+        for n, _, path in self.procs:
+            if n == name:
+                try:
+                    with open(path, errors="replace") as f:
+                        return "".join(f.readlines()[-lines:])
+                except OSError:
+                    return ""
+        return ""
+
+    def dump_logs(self, out=sys.stdout, lines=80):
+        for name, proc, path in self.procs:
+            state = "running" if proc.poll() is None else "exited %s" % proc.returncode
+            print("---- log of %s (%s), last %d lines: %s" % (name, state, lines, path), file=out)
+            print(self.log_tail(name, lines), file=out)
+        for extra in ("nginx-access.log", "nginx-error.log"):
+            path = os.path.join(self.dir, "nginx", extra)
+            if os.path.exists(path):
+                with open(path, errors="replace") as f:
+                    tail = f.readlines()[-lines:]
+                print("---- %s, last %d lines" % (extra, lines), file=out)
+                print("".join(tail), file=out)
+        out.flush()
+
+    # -- the servers --
+
+    def start_standin(self, db_uri, name="postgrest", port=None, env_extra=None):
+        """test/postgrest-standin with the deployment's postgrest.conf; db-uri
+        and server-port overridden.  Returns its port."""
+        port = port or free_port()
+        env = dict(os.environ, PGRST_DB_URI=db_uri, PGRST_SERVER_PORT=str(port),
+                   PGRST_SERVER_HOST="127.0.0.1")
+        env.update(env_extra or {})
+        proc = self.spawn(name, [PYTHON, STANDIN, POSTGREST_CONF], env=env)
+        self.wait_http(name, proc, "http://127.0.0.1:%d/" % port, ready=lambda s: s == 200)
+        return port
+
+    def nginx_config(self, port, upstream_port):
+        """deploy/nginx/promread.conf with the test's ports, in an nginx.conf
+        of its own (prefix, pid, logs and temp dirs under the stack's dir)."""
+        with open(NGINX_CONF) as f:
+            site = f.read()
+        site, n_listen = re.subn(r"(?m)^(\s*listen\s+)[^;]+;", r"\g<1>127.0.0.1:%d;" % port, site)
+        site, n_server = re.subn(r"(upstream\s+promread_postgrest\s*\{[^}]*?\bserver\s+)[^;\s]+",
+                                 r"\g<1>127.0.0.1:%d" % upstream_port, site)
+        if n_listen != 1 or n_server != 1:
+            raise StackError("%s: expected one listen and one upstream server line" % NGINX_CONF)
+        prefix = os.path.join(self.dir, "nginx")
+        os.makedirs(prefix, exist_ok=True)
+        os.chmod(prefix, 0o755)
+        user = "user www-data;\n" if os.geteuid() == 0 else ""
+        temps = "".join("\t%s_temp_path %s/%s;\n" % (kind, prefix, kind)
+                        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        conf = ("# generated from %s\n%s"
+                "daemon off;\nmaster_process on;\nworker_processes 2;\n"
+                "pid %s/nginx.pid;\nerror_log %s/nginx-error.log notice;\n"
+                "events { worker_connections 256; }\n"
+                "http {\n\taccess_log %s/nginx-access.log;\n%s\n%s\n}\n"
+                % (NGINX_CONF, user, prefix, prefix, prefix, temps, site))
+        path = os.path.join(prefix, "nginx.conf")
+        with open(path, "w") as f:
+            f.write(conf)
+        return prefix, path
+
+    def start_nginx(self, upstream_port, port=None):
+        """nginx serving deploy/nginx/promread.conf.  Returns its port."""
+        port = port or free_port()
+        prefix, conf = self.nginx_config(port, upstream_port)
+        check = subprocess.run(["nginx", "-t", "-p", prefix, "-c", conf, "-e",
+                                os.path.join(prefix, "nginx-error.log")],
+                               capture_output=True, text=True)
+        if check.returncode != 0:
+            raise StackError("nginx -t failed:\n%s%s" % (check.stdout, check.stderr))
+        proc = self.spawn("nginx", ["nginx", "-p", prefix, "-c", conf, "-e",
+                                    os.path.join(prefix, "nginx-error.log")])
+        self.wait_http("nginx", proc, "http://127.0.0.1:%d/" % port, ready=lambda s: s == 404)
+        return port
+
+    def start_prometheus(self, name, remote_reads=(), datadir=None, port=None, wait=True):
+        """Prometheus scraping nothing, reading remotely from each of
+        remote_reads: dicts with url, and token (a bearer token) or None.
+        Its TSDB is datadir (by default a new, empty one)."""
+        port = port or free_port()
+        home = os.path.join(self.dir, name)
+        os.makedirs(home, exist_ok=True)
+        datadir = datadir or os.path.join(home, "data")
+        config = {"global": {"scrape_interval": "15s", "evaluation_interval": "15s"},
+                  "remote_read": []}
+        for i, rr in enumerate(remote_reads):
+            entry = {"name": "promread-%d" % i, "url": rr["url"], "read_recent": True,
+                     "remote_timeout": "30s"}
+            if rr.get("token"):
+                entry["authorization"] = {"type": "Bearer", "credentials": rr["token"]}
+            config["remote_read"].append(entry)
+        config_path = os.path.join(home, "prometheus.yml")
+        with open(config_path, "w") as f:
+            json.dump(config, f, indent=1)  # JSON is YAML
+        proc = self.spawn(name, ["prometheus", "--config.file=" + config_path,
+                                 "--storage.tsdb.path=" + datadir,
+                                 "--web.listen-address=127.0.0.1:%d" % port,
+                                 "--log.level=info"])
+        prom = Prometheus(name, "http://127.0.0.1:%d" % port, datadir)
+        prom.proc = proc
+        if wait:
+            self.wait_prometheus(prom)
+        return prom
+
+    def wait_prometheus(self, prom):
+        self.wait_http(prom.name, prom.proc, prom.url + "/-/ready", ready=lambda s: s == 200)

@@ -1,0 +1,116 @@
+/*-------------------------------------------------------------------------
+ *
+ * phases.c
+ *	  promread.report_phases: where a call's time and memory went.
+ *
+ * With the setting on, each call of prom_remote_read or prom_series ends
+ * with a NOTICE giving the time of each phase (decode, plan, scan, group,
+ * sort, encode, compress, in ms), how many rows, series, samples and bytes
+ * it handled, and its peak working memory.  With it off, every probe is one
+ * untaken branch.
+ *
+ * Phases are timed with the CPU's time-stamp counter where there is one
+ * (converted to time against the wall clock over the whole call), else with
+ * the monotonic clock.  Encoding hands each 64 kB it writes to snappy, so
+ * encode time is the writing time less compression.  Scanning and grouping
+ * interleave row by row, so the
+ * grouping of one row in eight is timed (less the cost of reading the
+ * clock, measured at the start) and the sum scaled by eight; scan time is
+ * the executor's time minus grouping.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <time.h>
+
+#include "lib/stringinfo.h"
+#include "promread.h"
+
+PromPhaseReport PromPhases;
+
+/* Nanoseconds of the monotonic clock. */
+static uint64
+clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Start a report for this call, when promread.report_phases is on. */
+void
+PromPhasesStart(void)
+{
+	memset(&PromPhases, 0, sizeof(PromPhases));
+	PromPhases.active = promread_report_phases;
+	if (PromPhases.active)
+	{
+		int			i;
+
+		/* the cost of reading the clock, taken out of sampled timings */
+		PromPhases.tick_overhead = PG_UINT64_MAX;
+		for (i = 0; i < 64; i++)
+		{
+			uint64		t0 = PromTicks();
+			uint64		t1 = PromTicks();
+
+			PromPhases.tick_overhead = Min(PromPhases.tick_overhead, t1 - t0);
+		}
+		PromPhases.start_ns = clock_ns();
+		PromPhases.start_ticks = PromTicks();
+	}
+}
+
+/* Note a peak of working memory. */
+void
+PromPhasesMemory(Size bytes)
+{
+	PromPhases.memory = Max(PromPhases.memory, bytes);
+}
+
+/* Emit the report of this call as a NOTICE. */
+void
+PromPhasesFinish(void)
+{
+	static const char *const names[PROM_NPHASES] = {
+		"decode", "plan", "scan", "group", "sort", "encode", "compress"
+	};
+	double		ms_per_tick;
+	uint64		elapsed_ticks;
+	StringInfoData report;
+	int			i;
+
+	if (!PromPhases.active)
+		return;
+	PromPhases.active = false;
+
+	elapsed_ticks = PromTicks() - PromPhases.start_ticks;
+	ms_per_tick = elapsed_ticks == 0 ? 0 :
+		(double) (clock_ns() - PromPhases.start_ns) / elapsed_ticks / 1e6;
+	/* grouping was sampled; scanning is the executor's time without it */
+	PromPhases.ticks[PROM_PHASE_GROUP] -=
+		Min(PromPhases.ticks[PROM_PHASE_GROUP],
+			PromPhases.group_samples * PromPhases.tick_overhead);
+	PromPhases.ticks[PROM_PHASE_GROUP] *= PROM_GROUP_SAMPLING;
+	PromPhases.ticks[PROM_PHASE_SCAN] -=
+		Min(PromPhases.ticks[PROM_PHASE_SCAN], PromPhases.ticks[PROM_PHASE_GROUP]);
+	/* compression happens in pieces while encoding */
+	PromPhases.ticks[PROM_PHASE_ENCODE] -=
+		Min(PromPhases.ticks[PROM_PHASE_ENCODE], PromPhases.ticks[PROM_PHASE_COMPRESS]);
+
+	initStringInfo(&report);
+	appendStringInfoString(&report, "promread phases:");
+	for (i = 0; i < PROM_NPHASES; i++)
+		appendStringInfo(&report, " %s=%.3f", names[i],
+						 PromPhases.ticks[i] * ms_per_tick);
+	appendStringInfo(&report,
+					 " rows=" INT64_FORMAT " series=" INT64_FORMAT
+					 " samples=" INT64_FORMAT " bytes=" INT64_FORMAT
+					 " compressed=" INT64_FORMAT " memory=%zu",
+					 PromPhases.rows, PromPhases.series, PromPhases.samples,
+					 PromPhases.bytes, PromPhases.compressed, PromPhases.memory);
+	ereport(NOTICE, (errmsg_internal("%s", report.data)));
+	pfree(report.data);
+}
