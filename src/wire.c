@@ -130,11 +130,12 @@ PromSnappyWriterFlush(PromSnappyWriter *writer, Size room)
 bytea *
 PromSnappyWriterFinish(PromSnappyWriter *writer)
 {
-	char	   *elements = writer->out + VARHDRSZ + SNAPPY_PREFIX_MAX;
+	char	   *elements;
 	Size		elements_len;
 	int			prefix_len;
 
 	PromSnappyWriterFlush(writer, 0);
+	elements = writer->out + VARHDRSZ + SNAPPY_PREFIX_MAX;
 	elements_len = writer->out_len - VARHDRSZ - SNAPPY_PREFIX_MAX;
 	prefix_len = wire_varint_size(writer->total);
 	memmove(writer->out + VARHDRSZ + prefix_len, elements, elements_len);
