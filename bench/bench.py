@@ -239,6 +239,48 @@ def main():
                 med["chunks"] / med["floor"], chunk_report["bytes"] if chunk_report else 0,
                 (chunk_report["bytes"] if chunk_report else 0) / case.rows,
                 report["compressed"] if report else 0))
+
+    # concurrency: 4 clients against 1, with pgbench
+    size = sizes[min(2, len(sizes) - 1)]
+    case = results[("text", "adjacent") + size][0]
+    script = "/tmp/promread-bench-%d.sql" % os.getpid()
+    with open(script, "w") as f:
+        f.write("SELECT length(prom_remote_read(prom_read_request('%s', '%s', "
+                "'2024-01-02 00:00:00+00')));\n" % (case.name, START))
+    seconds = 3 if args.smoke else 15
+    tps = {}
+    for clients in (1, 4):
+        out = subprocess.run(["pgbench", "-n", "-f", script, "-c", str(clients), "-j", str(clients),
+                              "-T", str(seconds)], capture_output=True, text=True).stdout
+        match = re.search(r"tps = ([0-9.]+)", out)
+        tps[clients] = float(match.group(1)) if match else 0.0
+    os.unlink(script)
+    print("\n## Concurrency (pgbench, prom_remote_read of %s, %d s each)\n" % (case.name, seconds))
+    print("| clients | requests/s | rows/s |")
+    print("|---|---|---|")
+    for clients, rate in tps.items():
+        print("| %d | %.1f | %.0f |" % (clients, rate, rate * case.rows))
+    print("\n4 clients / 1 client: %.2f (%d cores)" % (tps[4] / tps[1] if tps[1] else 0, os.cpu_count()))
+
+    # memory across many calls in one session
+    calls = 1000 if args.smoke else 10000
+    small = results[("text", "interleaved") + sizes[0]][0]
+    usage = []
+    for _ in range(2):
+        for _ in range(calls // 2):
+            cur.execute("SELECT length(prom_remote_read(%s))", (small.request,))
+            cur.fetchall()
+        cur.execute("SELECT sum(total_bytes) FROM pg_backend_memory_contexts")
+        contexts = cur.fetchone()[0]
+        cur.execute("SELECT pg_backend_pid()")
+        with open("/proc/%d/status" % cur.fetchone()[0]) as f:
+            rss = [int(line.split()[1]) for line in f if line.startswith("VmRSS")][0]
+        usage.append((contexts, rss))
+    print("\n## Memory across %d calls of prom_remote_read in one session (%s)\n" % (calls, small.name))
+    print("| after | memory contexts (bytes) | backend RSS (kB) |")
+    print("|---|---|---|")
+    print("| %d calls | %d | %d |" % (calls // 2, usage[0][0], usage[0][1]))
+    print("| %d calls | %d | %d |" % (calls, usage[1][0], usage[1][1]))
     conn.close()
 
 

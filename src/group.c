@@ -26,8 +26,9 @@
  * the set's series; candidates with the same hash are confirmed by a full
  * comparison.  Only when no series matches is a new series created: its
  * keys are copied into the set's arena, its text validated as UTF-8, enum
- * values turned into their labels (through a per-set cache, so once per
- * distinct value) and other types printed by their output function, once.
+ * values turned into their labels (from a per-backend cache of the enum's
+ * labels, enum_cache.c) and other types printed by their output function,
+ * once.
  * The series also records which labels are present, ordered by name, so its
  * label set never has to be built again.
  *
@@ -53,13 +54,11 @@
 
 #include "access/detoast.h"
 #include "access/htup_details.h"
-#include "catalog/pg_enum.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "promread.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/syscache.h"
 
 /* Sample block capacities: the first, and the cap of the doubling. */
 #define BLOCK_FIRST_CAPACITY	4
@@ -90,14 +89,6 @@ typedef struct SeriesSlot
 	PromSeries *series;
 } SeriesSlot;
 
-/* An enum value's label, cached for the set's lifetime. */
-typedef struct EnumLabelEntry
-{
-	Oid			oid;			/* hash key */
-	const char *label;
-	int			len;
-} EnumLabelEntry;
-
 struct PromSeriesSet
 {
 	MemoryContext context;		/* owns everything of the set */
@@ -118,7 +109,6 @@ struct PromSeriesSet
 	Size		hash_buffer_size;
 	int64		nsamples;
 	int			nlayouts;
-	HTAB	   *enum_labels;
 	bool		finished;
 };
 
@@ -508,38 +498,13 @@ copy_label_text(PromSeriesSet *set, const char *label_name,
 	return copy;
 }
 
-/* The label of an enum value, looked up once per set. */
+/* The label of an enum value, copied into the set's arena. */
 static const char *
-enum_label(PromSeriesSet *set, const char *label_name, Oid oid, int *len)
+enum_label(PromSeriesSet *set, const char *label_name, Oid value, int *len)
 {
-	EnumLabelEntry *entry;
-	bool		found;
+	const char *label = PromEnumLabel(value, len);
 
-	if (set->enum_labels == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(EnumLabelEntry);
-		ctl.hcxt = set->context;
-		set->enum_labels = hash_create("promread enum labels", 64, &ctl,
-									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	entry = hash_search(set->enum_labels, &oid, HASH_ENTER, &found);
-	if (!found)
-	{
-		HeapTuple	tup = SearchSysCache1(ENUMOID, ObjectIdGetDatum(oid));
-		const char *label;
-
-		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "cache lookup failed for enum value %u", oid);
-		label = NameStr(((Form_pg_enum) GETSTRUCT(tup))->enumlabel);
-		entry->len = strlen(label);
-		entry->label = copy_label_text(set, label_name, label, entry->len);
-		ReleaseSysCache(tup);
-	}
-	*len = entry->len;
-	return entry->label;
+	return copy_label_text(set, label_name, label, *len);
 }
 
 /* Print a value with its type's output function, once per series. */

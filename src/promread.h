@@ -99,6 +99,21 @@ extern PromArena *PromArenaCreate(MemoryContext context);
 extern void *PromArenaAlloc(PromArena *arena, Size size);
 extern Size PromArenaBytes(const PromArena *arena);
 
+/*---- Enum labels (enum_cache.c) ----*/
+
+/* The labels of one enum type. */
+typedef struct PromEnumLabels
+{
+	Oid			type;
+	int			nlabels;
+	Oid		   *values;
+	const char **labels;
+	int		   *lens;
+} PromEnumLabels;
+
+extern const PromEnumLabels *PromEnumLabelsOf(Oid type);
+extern const char *PromEnumLabel(Oid value, int *len);
+
 /*---- Series grouping engine (group.c) ----*/
 
 /* Samples are (time, value) pairs; time in ms since the Unix epoch. */

@@ -13,7 +13,8 @@
  *   - on a label the relation does not have, the matcher sees "" and is
  *     decided once: it either drops out or empties the whole scan;
  *   - on an enum column, it is evaluated once over the enum's labels and
- *     becomes "col = ANY(<matching values>)", compared by enum value;
+ *     becomes "col = ANY(<matching values>)", or "col <> ALL(<the others>)"
+ *     when those are fewer, compared by enum value;
  *   - otherwise it becomes "col <op> $n", where a regex that is a literal
  *     or an alternation of literals becomes "= ANY($n)", other regexes are
  *     translated to anchored AREs (prom_regex.c) and matched under the "C"
@@ -42,7 +43,6 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_collation.h"
-#include "catalog/pg_enum.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -51,7 +51,6 @@
 #include "tcop/dest.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/catcache.h"
 #include "utils/datetime.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -152,62 +151,59 @@ literal_array(const PromRegex *regex)
 
 /*
  * The predicate of a matcher on an enum column: the enum's labels are
- * matched once here, and the column compared with the matching values.
- * Returns false when no row can match.
+ * matched once here, and the column compared with the matching values, or
+ * with the others when they are fewer.  Returns false when no row can
+ * match.
  */
 static bool
 add_enum_predicate(ScanStatement *stmt, const LabelColumn *column,
 				   const char *quoted, const PromMatcher *matcher)
 {
-	CatCList   *labels;
-	Datum	   *matching;
+	const PromEnumLabels *labels = PromEnumLabelsOf(column->type);
+	Datum	   *matching = palloc(sizeof(Datum) * Max(labels->nlabels, 1));
+	Datum	   *others = palloc(sizeof(Datum) * Max(labels->nlabels, 1));
 	int			nmatching = 0;
-	int			nlabels;
+	int			nothers = 0;
+	bool		complement;
+	int			param;
 	int			i;
 
-	labels = SearchSysCacheList1(ENUMTYPOIDNAME, ObjectIdGetDatum(column->type));
-	nlabels = labels->n_members;
-	matching = palloc(sizeof(Datum) * Max(nlabels, 1));
-	for (i = 0; i < nlabels; i++)
+	for (i = 0; i < labels->nlabels; i++)
 	{
-		HeapTuple	tuple = &labels->members[i]->tuple;
-		Form_pg_enum en = (Form_pg_enum) GETSTRUCT(tuple);
-		const char *label = NameStr(en->enumlabel);
-
-		if (PromMatcherMatches(matcher, label, strlen(label)))
-			matching[nmatching++] = ObjectIdGetDatum(en->oid);
+		if (PromMatcherMatches(matcher, labels->labels[i], labels->lens[i]))
+			matching[nmatching++] = ObjectIdGetDatum(labels->values[i]);
+		else
+			others[nothers++] = ObjectIdGetDatum(labels->values[i]);
 	}
-	ReleaseSysCacheList(labels);
 
 	if (nmatching == 0)
 	{
 		if (!matcher->matches_empty)
 			return false;
 		appendStringInfo(&stmt->sql, " AND %s IS NULL", quoted);
+		return true;
 	}
-	else if (nmatching == nlabels)
+	if (nothers == 0)
 	{
 		if (!matcher->matches_empty)
 			appendStringInfo(&stmt->sql, " AND %s IS NOT NULL", quoted);
+		return true;
 	}
-	else
-	{
-		int			param;
 
-		param = add_param(stmt, get_array_type(column->type),
-						  PointerGetDatum(construct_array(matching, nmatching,
-														  column->type,
-														  sizeof(Oid), true,
-														  TYPALIGN_INT)));
-		if (matcher->matches_empty)
-			appendStringInfo(&stmt->sql,
-							 " AND (%s IS NULL OR %s OPERATOR(pg_catalog.=) ANY ($%d))",
-							 quoted, quoted, param);
-		else
-			appendStringInfo(&stmt->sql,
-							 " AND %s OPERATOR(pg_catalog.=) ANY ($%d)",
-							 quoted, param);
-	}
+	complement = nothers < nmatching;
+	param = add_param(stmt, get_array_type(column->type),
+					  PointerGetDatum(construct_array(complement ? others : matching,
+													  complement ? nothers : nmatching,
+													  column->type, sizeof(Oid),
+													  true, TYPALIGN_INT)));
+	appendStringInfoString(&stmt->sql, " AND ");
+	if (matcher->matches_empty)
+		appendStringInfo(&stmt->sql, "(%s IS NULL OR ", quoted);
+	appendStringInfo(&stmt->sql, complement ?
+					 "%s OPERATOR(pg_catalog.<>) ALL ($%d)" :
+					 "%s OPERATOR(pg_catalog.=) ANY ($%d)", quoted, param);
+	if (matcher->matches_empty)
+		appendStringInfoChar(&stmt->sql, ')');
 	return true;
 }
 

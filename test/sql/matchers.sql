@@ -71,6 +71,14 @@ SELECT * FROM sel('http{env=~".+"}');
 SELECT * FROM sel('http{env=~"x.*"}');
 SELECT * FROM sel('http{env!~".*"}');
 
+-- enum labels follow changes to the type
+ALTER TYPE matchers_env RENAME VALUE 'staging' TO 'stage';
+SELECT * FROM sel('http{env="stage"}');
+ALTER TYPE matchers_env ADD VALUE 'qa';
+INSERT INTO http VALUES ('2024-01-01 00:00:01', 'q', NULL, 'qa', 6);
+SELECT * FROM sel('http{env=~"q.*|stage"}');
+DELETE FROM http WHERE host = 'q';
+
 -- __name__ matchers select metrics; regexes reach across several
 CREATE TABLE http_errors (t timestamptz, host text, v float8);
 INSERT INTO http_errors VALUES ('2024-01-01 00:00:01', 'a', 7);
