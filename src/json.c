@@ -8,11 +8,26 @@
  * with the shortest decimal that reads back as the same double, or the
  * strings "NaN", "+Inf" and "-Inf".
  *
+ * A response is either a SAMPLES response (a snappy block of a
+ * ReadResponse) or a STREAMED_XOR_CHUNKS stream of frames (see chunks.c),
+ * and both give the same JSON.  The two are told apart by the first frame:
+ * a stream is empty or starts with a whole frame whose CRC-32C matches,
+ * which a snappy block does only by a 1 in 2^32 accident; failing that,
+ * a valid snappy block is a SAMPLES response, and anything else is an
+ * error that says why it is neither.  Frames of the same query and the
+ * same labels in a row are one series (a long series spans frames), and
+ * results are grouped by query index, one per index from 0 to the highest
+ * seen (so queries after the last one with a series have no result: the
+ * stream does not say how many queries there were).  Every length, CRC and
+ * chunk is checked; nothing is read past the end of the input.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include <math.h>
+
+#include <snappy-c.h>
 
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
@@ -25,6 +40,9 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "wire.h"
+
+/* The highest query index a chunked stream may carry. */
+#define MAX_QUERY_INDEX		100000
 
 PG_FUNCTION_INFO_V1(prom_read_request_json);
 PG_FUNCTION_INFO_V1(prom_read_response_json);
@@ -300,22 +318,257 @@ push_samples_results(JsonbParseState **state, const char *body, Size body_len)
 	}
 }
 
+/* One series of a chunked stream, gathered from its frames. */
+typedef struct DecodedSeries
+{
+	Prometheus__Label **labels;
+	size_t		nlabels;
+	PromSample *samples;
+	int64		nsamples;
+	int64		capacity;
+} DecodedSeries;
+
+/* Report a chunked stream that cannot be decoded. */
+static pg_attribute_noreturn() void
+chunked_error(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+			 errmsg("could not decode remote read response"),
+			 errdetail_internal("%s", detail)));
+}
+
 /*
- * prom_read_response_json(response bytea) returns the series of a
- * ReadResponse: {"results": [{"timeseries": [{"labels": {...},
- * "samples": [[t, v], ...]}]}]}.
+ * Read the frame at *pos: check its length and CRC and set its message.
+ * Returns NULL, or why the frame is not valid (a sentence).
+ */
+static const char *
+read_frame(const char *data, Size len, Size *pos, int64 frame,
+		   const char **message, Size *message_len)
+{
+	uint64		size = 0;
+	Size		p = *pos;
+	uint32		crc;
+	uint32		actual;
+	int			i;
+
+	for (i = 0;; i++)
+	{
+		uint8		byte;
+
+		if (p >= len)
+			return psprintf("Frame %lld is truncated inside its length.",
+							(long long) frame);
+		byte = (uint8) data[p++];
+		if (i == 9 && byte > 1)
+			return psprintf("Frame %lld has an invalid length: a varint overflowing 64 bits.",
+							(long long) frame);
+		size |= (uint64) (byte & 0x7f) << (7 * i);
+		if (byte < 0x80)
+			break;
+	}
+	if (len - p < 4)
+		return psprintf("Frame %lld is truncated inside its CRC.",
+						(long long) frame);
+	if (size > len - p - 4)
+		return psprintf("Frame %lld is truncated: its length is %llu bytes, but %zu bytes follow its CRC.",
+						(long long) frame, (unsigned long long) size,
+						len - p - 4);
+	crc = ((uint32) (uint8) data[p] << 24) | ((uint32) (uint8) data[p + 1] << 16) |
+		((uint32) (uint8) data[p + 2] << 8) | (uint32) (uint8) data[p + 3];
+	p += 4;
+	actual = PromCrc32c(data + p, size);
+	if (crc != actual)
+		return psprintf("Frame %lld has CRC-32C %08X, but its %llu bytes have CRC-32C %08X.",
+						(long long) frame, crc, (unsigned long long) size,
+						actual);
+	*message = data + p;
+	*message_len = size;
+	*pos = p + size;
+	return NULL;
+}
+
+/* Do two label lists hold the same labels? */
+static bool
+same_labels(Prometheus__Label **a, size_t na, Prometheus__Label **b, size_t nb)
+{
+	size_t		i;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < na; i++)
+		if (a[i]->name.len != b[i]->name.len ||
+			a[i]->value.len != b[i]->value.len ||
+			memcmp(a[i]->name.data, b[i]->name.data, a[i]->name.len) != 0 ||
+			memcmp(a[i]->value.data, b[i]->value.data, a[i]->value.len) != 0)
+			return false;
+	return true;
+}
+
+/* Decode a chunk's samples and append them to a series. */
+static void
+append_chunk(DecodedSeries *series, const Prometheus__Chunk *chunk,
+			 int64 frame, size_t index)
+{
+	PromSample *samples;
+	int			nsamples;
+	const char *reason;
+
+	if (chunk->type != PROMETHEUS__CHUNK__ENCODING__XOR)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("could not decode remote read response"),
+				 errdetail("Chunk %zu of frame %lld has encoding %d; only XOR chunks (1) are decoded.",
+						   index, (long long) frame, (int) chunk->type)));
+	reason = PromXorChunkDecode((const char *) chunk->data.data, chunk->data.len,
+								&samples, &nsamples);
+	if (reason != NULL)
+		chunked_error(psprintf("Chunk %zu of frame %lld is not a valid XOR chunk: %s.",
+							   index, (long long) frame, reason));
+	if (series->nsamples + nsamples > series->capacity)
+	{
+		series->capacity = Max(series->capacity * 2, series->nsamples + nsamples);
+		series->samples = series->samples == NULL ?
+			palloc_extended(sizeof(PromSample) * series->capacity, MCXT_ALLOC_HUGE) :
+			repalloc_huge(series->samples, sizeof(PromSample) * series->capacity);
+	}
+	memcpy(series->samples + series->nsamples, samples,
+		   sizeof(PromSample) * nsamples);
+	series->nsamples += nsamples;
+	pfree(samples);
+}
+
+/* Push the results of a STREAMED_XOR_CHUNKS response (a stream of frames). */
+static void
+push_chunked_results(JsonbParseState **state, const char *data, Size len)
+{
+	List	  **results = NULL;	/* of DecodedSeries, by query index */
+	int64		nresults = 0;
+	DecodedSeries *last = NULL;
+	int64		last_index = -1;
+	int64		frame = 0;
+	Size		pos = 0;
+	int64		i;
+
+	for (frame = 0; pos < len; frame++)
+	{
+		Prometheus__ChunkedReadResponse *msg;
+		const char *message;
+		Size		message_len;
+		const char *reason;
+		size_t		j;
+
+		CHECK_FOR_INTERRUPTS();
+		reason = read_frame(data, len, &pos, frame, &message, &message_len);
+		if (reason != NULL)
+			chunked_error(reason);
+		msg = prometheus__chunked_read_response__unpack(&PromProtobufAllocator,
+														message_len,
+														(const uint8_t *) message);
+		if (msg == NULL)
+			chunked_error(psprintf("Frame %lld is not a valid protobuf ChunkedReadResponse.",
+								   (long long) frame));
+		if (msg->query_index < 0 || msg->query_index > MAX_QUERY_INDEX)
+			chunked_error(psprintf("Frame %lld has query index %lld; query indexes go from 0 to %d.",
+								   (long long) frame, (long long) msg->query_index,
+								   MAX_QUERY_INDEX));
+		if (msg->query_index >= nresults)
+		{
+			int64		n = msg->query_index + 1;
+
+			results = results == NULL ? palloc0(sizeof(List *) * n) :
+				repalloc(results, sizeof(List *) * n);
+			for (i = nresults; i < n; i++)
+				results[i] = NIL;
+			nresults = n;
+		}
+
+		for (j = 0; j < msg->n_chunked_series; j++)
+		{
+			const Prometheus__ChunkedSeries *cs = msg->chunked_series[j];
+			size_t		k;
+
+			/* frames of the same query and labels in a row: one series */
+			if (last == NULL || last_index != msg->query_index ||
+				!same_labels(last->labels, last->nlabels, cs->labels, cs->n_labels))
+			{
+				last = palloc0(sizeof(DecodedSeries));
+				last->labels = cs->labels;
+				last->nlabels = cs->n_labels;
+				last_index = msg->query_index;
+				results[last_index] = lappend(results[last_index], last);
+			}
+			for (k = 0; k < cs->n_chunks; k++)
+				append_chunk(last, cs->chunks[k], frame, k);
+		}
+	}
+
+	for (i = 0; i < nresults; i++)
+	{
+		ListCell   *lc;
+
+		pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+		push_key(state, "timeseries");
+		pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+		foreach(lc, results[i])
+		{
+			DecodedSeries *series = lfirst(lc);
+			int64		k;
+
+			CHECK_FOR_INTERRUPTS();
+			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+			push_labels(state, series->labels, series->nlabels);
+			push_key(state, "samples");
+			pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+			for (k = 0; k < series->nsamples; k++)
+				push_sample(state, series->samples[k].t, series->samples[k].v);
+			pushJsonbValue(state, WJB_END_ARRAY, NULL);
+			pushJsonbValue(state, WJB_END_OBJECT, NULL);
+		}
+		pushJsonbValue(state, WJB_END_ARRAY, NULL);
+		pushJsonbValue(state, WJB_END_OBJECT, NULL);
+	}
+}
+
+/*
+ * prom_read_response_json(response bytea) returns the series of a SAMPLES
+ * or STREAMED_XOR_CHUNKS response: {"results": [{"timeseries": [{"labels":
+ * {...}, "samples": [[t, v], ...]}]}]}.
  */
 Datum
 prom_read_response_json(PG_FUNCTION_ARGS)
 {
 	bytea	   *body = PG_GETARG_BYTEA_PP(0);
+	const char *data = VARDATA_ANY(body);
+	Size		len = VARSIZE_ANY_EXHDR(body);
 	JsonbParseState *state = NULL;
 	JsonbValue *result;
+	const char *not_a_frame = NULL;
+
+	/* a stream of frames, or a snappy block (see the file header) */
+	if (len > 0)
+	{
+		const char *message;
+		Size		message_len;
+		Size		pos = 0;
+
+		not_a_frame = read_frame(data, len, &pos, 0, &message, &message_len);
+		if (not_a_frame != NULL &&
+			snappy_validate_compressed_buffer(data, len) != SNAPPY_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("could not decode remote read response"),
+					 errdetail_internal("The data is neither a snappy block nor a stream of frames. %s",
+										not_a_frame)));
+	}
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	push_key(&state, "results");
 	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
-	push_samples_results(&state, VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body));
+	if (not_a_frame == NULL)
+		push_chunked_results(&state, data, len);
+	else
+		push_samples_results(&state, data, len);
 	pushJsonbValue(&state, WJB_END_ARRAY, NULL);
 	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	PG_RETURN_JSONB_P(JsonbValueToJsonb(result));

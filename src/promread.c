@@ -20,6 +20,7 @@ PG_MODULE_MAGIC;
 
 int			promread_max_samples = 50000000;
 int			promread_max_request_bytes = 32 * 1024 * 1024;
+int			promread_max_frame_bytes = 1024 * 1024;
 bool		promread_report_phases = false;
 int			promread_keep_memory = 128 * 1024;
 
@@ -41,6 +42,13 @@ _PG_init(void)
 							"A request whose snappy block announces more is refused before it is decompressed.",
 							&promread_max_request_bytes,
 							32 * 1024 * 1024, 1, MaxAllocSize,
+							PGC_USERSET, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("promread.max_frame_bytes",
+							"Frame size at which a chunked remote read response continues a series in a new frame.",
+							"A STREAMED_XOR_CHUNKS frame holds chunks of one series and exceeds this size by at most its last chunk.",
+							&promread_max_frame_bytes,
+							1024 * 1024, 1, MaxAllocSize,
 							PGC_USERSET, GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("promread.keep_memory",

@@ -32,6 +32,7 @@
 
 extern int	promread_max_samples;
 extern int	promread_max_request_bytes;
+extern int	promread_max_frame_bytes;
 extern bool promread_report_phases;
 extern int	promread_keep_memory;
 
@@ -204,7 +205,7 @@ extern void PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 extern PromSeriesSet *PromRunQuery(const PromQuery *query,
 								   MemoryContext context);
 
-/*---- Remote read (request.c, response.c, remote_read.c) ----*/
+/*---- Remote read (request.c, response.c, chunks.c, remote_read.c) ----*/
 
 /* Response types; the numbers are those of ReadRequest.ResponseType. */
 typedef enum PromResponseType
@@ -231,6 +232,14 @@ extern Size PromSeriesLabelsSize(const PromSeries *series);
 extern char *PromPutSeriesLabels(char *p, const PromSeries *series);
 extern void PromWriteSamplesResult(struct PromSnappyWriter *writer,
 								   const PromSeriesSet *set);
+/* STREAMED_XOR_CHUNKS frames, and their decoding (chunks.c). */
+struct PromBuffer;
+extern void PromAppendChunkedResult(struct PromBuffer *buf,
+									const PromSeriesSet *set,
+									int64 query_index);
+extern uint32 PromCrc32c(const char *data, Size len);
+extern const char *PromXorChunkDecode(const char *data, Size len,
+									  PromSample **samples, int *nsamples);
 
 /*---- Phase reports (phases.c) ----*/
 

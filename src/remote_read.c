@@ -4,8 +4,10 @@
  *	  prom_remote_read(request bytea): the remote-read endpoint.
  *
  * Decodes the request, answers each query in order through the series
- * engine and writes the response as Prometheus's own server does, then
- * sets the transaction-local response.headers that PostgREST sends.
+ * engine and writes the response as Prometheus's own server does, in the
+ * negotiated type (SAMPLES: a snappy ReadResponse; STREAMED_XOR_CHUNKS: a
+ * stream of frames, chunks.c), then sets the transaction-local
+ * response.headers that PostgREST sends.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,8 +30,10 @@ PromSetResponseHeaders(const char *headers_json)
 }
 
 /*
- * prom_remote_read(request bytea) returns the snappy-compressed ReadResponse
- * to a snappy-compressed ReadRequest: one QueryResult per query, in order.
+ * prom_remote_read(request bytea) returns the response to a
+ * snappy-compressed ReadRequest in the negotiated type: a snappy-compressed
+ * ReadResponse with one QueryResult per query, in order (SAMPLES), or the
+ * frames of every query, in order, uncompressed (STREAMED_XOR_CHUNKS).
  */
 Datum
 prom_remote_read(PG_FUNCTION_ARGS)
@@ -39,6 +43,8 @@ prom_remote_read(PG_FUNCTION_ARGS)
 	MemoryContext oldcxt;
 	PromReadRequest *request;
 	PromSnappyWriter response;
+	PromBuffer	frames;
+	bool		chunked;
 	bytea	   *result;
 	uint64		begin;
 	int			i;
@@ -51,32 +57,63 @@ prom_remote_read(PG_FUNCTION_ARGS)
 	begin = PromPhaseBegin();
 	request = PromDecodeReadRequest(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body));
 	PromPhaseEnd(PROM_PHASE_DECODE, begin);
+	chunked = request->response_type == PROM_RESPONSE_STREAMED_XOR_CHUNKS;
 	MemoryContextSwitchTo(oldcxt);
-	PromSnappyWriterInit(&response);
+	if (chunked)
+	{
+		/* the frames are the answer: they are written into the result bytea */
+		PromBufferInit(&frames, 1024);
+		(void) PromBufferReserve(&frames, VARHDRSZ);
+	}
+	else
+		PromSnappyWriterInit(&response);
 	MemoryContextSwitchTo(callcxt);
 	for (i = 0; i < request->nqueries; i++)
 	{
 		PromSeriesSet *set = PromRunQuery(&request->queries[i], callcxt);
 
 		begin = PromPhaseBegin();
-		PromWriteSamplesResult(&response, set);
+		if (chunked)
+			PromAppendChunkedResult(&frames, set, i);
+		else
+			PromWriteSamplesResult(&response, set);
 		PromPhaseEnd(PROM_PHASE_ENCODE, begin);
 		PromPhasesMemory(MemoryContextMemAllocated(callcxt, true) +
-						 PromSeriesSetMemory(set) + response.out_size +
-						 response.stage_size);
+						 PromSeriesSetMemory(set) +
+						 (chunked ? frames.capacity :
+						  response.out_size + response.stage_size));
 		PromSeriesSetFree(set);
 	}
 
 	MemoryContextSwitchTo(oldcxt);
-	begin = PromPhaseBegin();
-	result = PromSnappyWriterFinish(&response);
-	PromPhaseEnd(PROM_PHASE_ENCODE, begin);
-	PromPhases.bytes = response.total;
+	if (chunked)
+	{
+		if (frames.len > MaxAllocSize)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("remote read response is too large"),
+					 errdetail("The encoded response has %zu bytes; a bytea holds at most 1 GB.",
+							   frames.len - VARHDRSZ)));
+		result = (bytea *) frames.data;
+		SET_VARSIZE(result, frames.len);
+		PromPhases.bytes = frames.len - VARHDRSZ;
+	}
+	else
+	{
+		begin = PromPhaseBegin();
+		result = PromSnappyWriterFinish(&response);
+		PromPhaseEnd(PROM_PHASE_ENCODE, begin);
+		PromPhases.bytes = response.total;
+	}
 	PromPhases.compressed = VARSIZE(result) - VARHDRSZ;
 	MemoryContextDelete(callcxt);
 	PromPhasesFinish();
 
-	PromSetResponseHeaders("[{\"Content-Type\": \"application/x-protobuf\"}, "
-						   "{\"Content-Encoding\": \"snappy\"}]");
+	if (chunked)
+		PromSetResponseHeaders("[{\"Content-Type\": \"application/x-streamed-protobuf; "
+							   "proto=prometheus.ChunkedReadResponse\"}]");
+	else
+		PromSetResponseHeaders("[{\"Content-Type\": \"application/x-protobuf\"}, "
+							   "{\"Content-Encoding\": \"snappy\"}]");
 	PG_RETURN_BYTEA_P(result);
 }

@@ -51,7 +51,8 @@ PromResponseTypeName(int type)
 static bool
 response_type_served(int type)
 {
-	return type == PROM_RESPONSE_SAMPLES;
+	return type == PROM_RESPONSE_SAMPLES ||
+		type == PROM_RESPONSE_STREAMED_XOR_CHUNKS;
 }
 
 /*
@@ -78,7 +79,7 @@ negotiate_response_type(const Prometheus__ReadRequest *msg)
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("none of the accepted response types is supported"),
 			 errdetail("The request accepts %s.", accepted.data),
-			 errhint("promread answers with SAMPLES.")));
+			 errhint("promread answers with SAMPLES or STREAMED_XOR_CHUNKS.")));
 	return PROM_RESPONSE_SAMPLES;
 }
 

@@ -1,0 +1,666 @@
+/*-------------------------------------------------------------------------
+ *
+ * chunks.c
+ *	  STREAMED_XOR_CHUNKS responses: series written as frames of XOR chunks,
+ *	  straight from series sets; and the XOR chunk decoder used by
+ *	  prom_read_response_json.
+ *
+ * A chunked answer is not one message but a stream of frames, each
+ * uvarint(message length), the CRC-32C (Castagnoli) of the message as a
+ * big-endian uint32, then the message: a ChunkedReadResponse {
+ * chunked_series = 1, query_index = 2 } holding exactly one ChunkedSeries {
+ * labels = 1, chunks = 2 }, whose Chunk { min_time_ms = 1, max_time_ms = 2,
+ * type = 3, data = 4 } messages carry XOR-encoded samples.  The queries of a
+ * request are answered in order, the series of a query in the set's order,
+ * and nothing is compressed further.
+ *
+ * Chunks.  A series' samples (already in time order, one per millisecond)
+ * are cut into chunks of 120 samples, the last one shorter; min_time_ms and
+ * max_time_ms are the times of a chunk's first and last sample.  A chunk's
+ * data is the XOR encoding of Prometheus's tsdb/chunkenc: a 2-byte
+ * big-endian sample count, then a bitstream written most significant bit
+ * first and zero-padded to a byte.  The first sample is its time as a
+ * zigzag varint and the 64 bits of its value; the second is the time delta
+ * as a uvarint; every later one is the delta of deltas in one of five
+ * buckets ('0', '10' + 14 bits, '110' + 17, '1110' + 20, '1111' + 64).
+ * Every value after the first is XORed with the previous one: '0' when
+ * equal, else '1' and the meaningful bits, either inside the previous
+ * window of leading and trailing zeros ('0') or with a new window ('1',
+ * leading zeros in 5 bits, clamped to 31, and the meaningful bit count in
+ * 6 bits, 64 written as 0).  Times are differenced with wrapping unsigned
+ * arithmetic, as Go's int64 arithmetic wraps, so any int64 time encodes
+ * and decodes exactly; values are encoded by their bits, so every NaN
+ * payload survives.  The bitstream ends at its last meaningful bit (as
+ * Prometheus 3 writes it; Prometheus 2 sometimes added a zero byte, which
+ * decoders ignore).
+ *
+ * Frames.  Chunks of a series are added to a frame while the frame is
+ * smaller than promread.max_frame_bytes; the chunk that makes it reach the
+ * budget is its last, and the series continues in a new frame with the
+ * same labels.  So a frame exceeds the budget by at most its last chunk, a
+ * frame always holds at least one chunk (even when the labels alone pass
+ * the budget), and every frame but the last of a series reaches the budget.
+ * This is Prometheus's own writer's rule, counted on the whole frame.
+ *
+ * Writing.  A frame's chunks are encoded one by one into a scratch area
+ * (its size is only known once its bits are written) while the frame's
+ * size is kept up to date; when the frame is complete its exact size is
+ * known, it is reserved in the output buffer and written in one pass,
+ * chunk data copied from the scratch, and its CRC computed over the
+ * written message with PostgreSQL's CRC-32C (hardware when available).
+ * No message objects, no allocation per sample.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "port/pg_crc32c.h"
+#include "promread.h"
+#include "utils/memutils.h"
+#include "wire.h"
+
+/* Field numbers. */
+#define CHUNKED_SERIES_FIELD	1	/* ChunkedReadResponse.chunked_series */
+#define QUERY_INDEX_FIELD		2	/* ChunkedReadResponse.query_index */
+#define CHUNKS_FIELD			2	/* ChunkedSeries.chunks */
+#define CHUNK_MIN_TIME_FIELD	1
+#define CHUNK_MAX_TIME_FIELD	2
+#define CHUNK_TYPE_FIELD		3
+#define CHUNK_DATA_FIELD		4
+
+/* Chunk.Encoding XOR. */
+#define CHUNK_ENCODING_XOR		1
+
+/* Samples per chunk, as Prometheus cuts them. */
+#define XOR_CHUNK_SAMPLES		120
+
+/*
+ * Bound on the bytes of one encoded chunk: the header, then at most 20
+ * bytes a sample (18 for the first, under 20 for the second, under 19 for
+ * the others), the final partial byte included.
+ */
+#define XOR_CHUNK_MAX_BYTES		(2 + XOR_CHUNK_SAMPLES * 20)
+
+/* No window of leading and trailing zeros yet. */
+#define XOR_NO_WINDOW			0xff
+
+/* The CRC-32C (Castagnoli) of some bytes, as frames carry it. */
+uint32
+PromCrc32c(const char *data, Size len)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, data, len);
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+/* The bits of a double. */
+static inline uint64
+double_bits(double v)
+{
+	uint64		bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	return bits;
+}
+
+/*---- The XOR encoder ----*/
+
+/* A bitstream being written, most significant bit first. */
+typedef struct XorWriter
+{
+	uint8	   *p;				/* where the next whole byte goes */
+	uint64		acc;			/* pending bits in the low nacc bits */
+	int			nacc;			/* fewer than 8 between calls */
+} XorWriter;
+
+/* Write the n (at most 32) low bits of bits. */
+static inline void
+put_bits(XorWriter *w, uint64 bits, int n)
+{
+	Assert(n >= 0 && n <= 32);
+	w->acc = (w->acc << n) | (bits & ((UINT64CONST(1) << n) - 1));
+	w->nacc += n;
+	while (w->nacc >= 8)
+	{
+		w->nacc -= 8;
+		*w->p++ = (uint8) (w->acc >> w->nacc);
+	}
+}
+
+/* Write the n (at most 64) low bits of bits. */
+static inline void
+put_bits64(XorWriter *w, uint64 bits, int n)
+{
+	if (n > 32)
+	{
+		put_bits(w, bits >> 32, n - 32);
+		n = 32;
+	}
+	put_bits(w, bits, n);
+}
+
+/* Write a uvarint as whole bytes of the bitstream. */
+static inline void
+put_uvarint(XorWriter *w, uint64 value)
+{
+	while (value >= 0x80)
+	{
+		put_bits(w, (value & 0x7f) | 0x80, 8);
+		value >>= 7;
+	}
+	put_bits(w, value, 8);
+}
+
+/* Pad the last byte with zeros; returns the end of the stream. */
+static inline uint8 *
+finish_bits(XorWriter *w)
+{
+	if (w->nacc > 0)
+		*w->p++ = (uint8) (w->acc << (8 - w->nacc));
+	w->nacc = 0;
+	return w->p;
+}
+
+/* Write a delta of deltas in the smallest of the five buckets. */
+static inline void
+put_dod(XorWriter *w, int64 dod)
+{
+	uint64		bits = (uint64) dod;
+
+	if (dod == 0)
+		put_bits(w, 0, 1);
+	else if (dod >= -8191 && dod <= 8192)
+		put_bits(w, (UINT64CONST(0x2) << 14) | (bits & 0x3fff), 16);
+	else if (dod >= -65535 && dod <= 65536)
+		put_bits(w, (UINT64CONST(0x6) << 17) | (bits & 0x1ffff), 20);
+	else if (dod >= -524287 && dod <= 524288)
+		put_bits(w, (UINT64CONST(0xe) << 20) | (bits & 0xfffff), 24);
+	else
+	{
+		put_bits(w, 0xf, 4);
+		put_bits64(w, bits, 64);
+	}
+}
+
+/* Write a value as its XOR x with the previous one. */
+static inline void
+put_xor(XorWriter *w, uint64 x, uint8 *leading, uint8 *trailing)
+{
+	int			lead;
+	int			trail;
+
+	if (x == 0)
+	{
+		put_bits(w, 0, 1);
+		return;
+	}
+	lead = 63 - pg_leftmost_one_pos64(x);
+	trail = pg_rightmost_one_pos64(x);
+	if (lead > 31)
+		lead = 31;				/* it must fit in 5 bits */
+
+	if (*leading != XOR_NO_WINDOW && lead >= *leading && trail >= *trailing)
+	{
+		/* '10', then the bits inside the previous window */
+		put_bits(w, 0x2, 2);
+		put_bits64(w, x >> *trailing, 64 - *leading - *trailing);
+	}
+	else
+	{
+		int			sigbits = 64 - lead - trail;
+
+		/* '11', leading zeros, meaningful bits (64 is written as 0) */
+		*leading = (uint8) lead;
+		*trailing = (uint8) trail;
+		put_bits(w, (UINT64CONST(0x3) << 11) | ((uint64) lead << 6) |
+				 (uint64) (sigbits & 0x3f), 13);
+		put_bits64(w, x >> trail, sigbits);
+	}
+}
+
+/* A position in a series' chain of sample blocks. */
+typedef struct SampleCursor
+{
+	const PromSampleBlock *block;
+	uint32		index;
+} SampleCursor;
+
+/* Are there samples left?  Skips empty blocks. */
+static inline bool
+cursor_has_more(SampleCursor *cursor)
+{
+	while (cursor->block != NULL && cursor->index >= cursor->block->count)
+	{
+		cursor->block = cursor->block->next;
+		cursor->index = 0;
+	}
+	return cursor->block != NULL;
+}
+
+/*
+ * Encode the next samples of a series (at most 120) as an XOR chunk into
+ * out, which has room for XOR_CHUNK_MAX_BYTES; returns its length and the
+ * times of its first and last samples.  There must be a sample left.
+ */
+static Size
+encode_chunk(SampleCursor *cursor, uint8 *out, int64 *min_t, int64 *max_t)
+{
+	XorWriter	w;
+	int			n = 0;
+	int64		prev_t = 0;
+	uint64		prev_delta = 0;
+	uint64		prev_bits = 0;
+	uint8		leading = XOR_NO_WINDOW;
+	uint8		trailing = 0;
+
+	w.p = out + 2;
+	w.acc = 0;
+	w.nacc = 0;
+	while (n < XOR_CHUNK_SAMPLES && cursor_has_more(cursor))
+	{
+		const PromSample *sample = &cursor->block->samples[cursor->index++];
+		uint64		bits = double_bits(sample->v);
+
+		if (n == 0)
+		{
+			uint64		t = (uint64) sample->t;
+
+			/* zigzag varint of the time, then the value's bits */
+			put_uvarint(&w, (t << 1) ^ (sample->t < 0 ? ~UINT64CONST(0) : 0));
+			put_bits64(&w, bits, 64);
+			*min_t = sample->t;
+		}
+		else
+		{
+			uint64		delta = (uint64) sample->t - (uint64) prev_t;
+
+			if (n == 1)
+				put_uvarint(&w, delta);
+			else
+				put_dod(&w, (int64) (delta - prev_delta));
+			put_xor(&w, bits ^ prev_bits, &leading, &trailing);
+			prev_delta = delta;
+		}
+		prev_t = sample->t;
+		prev_bits = bits;
+		n++;
+	}
+	Assert(n > 0);
+	*max_t = prev_t;
+	out[0] = (uint8) (n >> 8);
+	out[1] = (uint8) n;
+	return finish_bits(&w) - out;
+}
+
+/*---- Frames ----*/
+
+/* A chunk encoded into the scratch area, waiting for its frame. */
+typedef struct ChunkRef
+{
+	int64		min_t;
+	int64		max_t;
+	Size		offset;			/* of its data in the scratch area */
+	Size		len;			/* bytes of data */
+	Size		message_size;	/* bytes of its Chunk message */
+} ChunkRef;
+
+/* The chunks of the frame being built. */
+typedef struct FrameScratch
+{
+	uint8	   *data;
+	Size		used;
+	Size		capacity;
+	ChunkRef   *chunks;
+	int			nchunks;
+	int			chunks_capacity;
+} FrameScratch;
+
+/* Bytes of a Chunk message. */
+static inline Size
+chunk_message_size(const ChunkRef *chunk)
+{
+	return (chunk->min_t != 0 ? 1 + wire_varint_size((uint64) chunk->min_t) : 0) +
+		(chunk->max_t != 0 ? 1 + wire_varint_size((uint64) chunk->max_t) : 0) +
+		2 + wire_len_field_size(chunk->len);
+}
+
+/*
+ * Bytes of a whole frame whose ChunkedSeries has series_size bytes, and of
+ * its message.
+ */
+static inline Size
+frame_size(Size series_size, int64 query_index, Size *message_size)
+{
+	Size		size = wire_len_field_size(series_size);
+
+	if (query_index != 0)
+		size += 1 + wire_varint_size((uint64) query_index);
+	*message_size = size;
+	return wire_varint_size(size) + 4 + size;
+}
+
+/* Make room in the scratch area for one more chunk. */
+static ChunkRef *
+scratch_next_chunk(FrameScratch *scratch)
+{
+	if (scratch->capacity - scratch->used < XOR_CHUNK_MAX_BYTES)
+	{
+		scratch->capacity = Max(scratch->capacity * 2,
+								scratch->used + XOR_CHUNK_MAX_BYTES);
+		scratch->data = repalloc_huge(scratch->data, scratch->capacity);
+	}
+	if (scratch->nchunks == scratch->chunks_capacity)
+	{
+		scratch->chunks_capacity *= 2;
+		scratch->chunks = repalloc_huge(scratch->chunks,
+										sizeof(ChunkRef) * scratch->chunks_capacity);
+	}
+	return &scratch->chunks[scratch->nchunks++];
+}
+
+/*
+ * Write one frame: the series' labels and the chunks of the scratch area,
+ * whose ChunkedSeries message has series_size bytes.  Empties the scratch.
+ */
+static void
+write_frame(PromBuffer *buf, const PromSeries *series, Size series_size,
+			int64 query_index, FrameScratch *scratch)
+{
+	Size		message_size;
+	Size		total = frame_size(series_size, query_index, &message_size);
+	char	   *start = PromBufferReserve(buf, total);
+	char	   *p;
+	char	   *message;
+	uint32		crc;
+	int			i;
+
+	p = wire_put_varint(start, message_size);
+	message = p + 4;
+	p = wire_put_len_header(message, CHUNKED_SERIES_FIELD, series_size);
+	p = PromPutSeriesLabels(p, series);
+	for (i = 0; i < scratch->nchunks; i++)
+	{
+		const ChunkRef *chunk = &scratch->chunks[i];
+
+		p = wire_put_len_header(p, CHUNKS_FIELD, chunk->message_size);
+		if (chunk->min_t != 0)
+		{
+			*p++ = (char) WIRE_TAG(CHUNK_MIN_TIME_FIELD, WIRE_VARINT);
+			p = wire_put_varint(p, (uint64) chunk->min_t);
+		}
+		if (chunk->max_t != 0)
+		{
+			*p++ = (char) WIRE_TAG(CHUNK_MAX_TIME_FIELD, WIRE_VARINT);
+			p = wire_put_varint(p, (uint64) chunk->max_t);
+		}
+		*p++ = (char) WIRE_TAG(CHUNK_TYPE_FIELD, WIRE_VARINT);
+		*p++ = (char) CHUNK_ENCODING_XOR;
+		p = wire_put_len_header(p, CHUNK_DATA_FIELD, chunk->len);
+		memcpy(p, scratch->data + chunk->offset, chunk->len);
+		p += chunk->len;
+	}
+	if (query_index != 0)
+	{
+		*p++ = (char) WIRE_TAG(QUERY_INDEX_FIELD, WIRE_VARINT);
+		p = wire_put_varint(p, (uint64) query_index);
+	}
+	Assert(p == start + total);
+	Assert(p == message + message_size);
+
+	crc = PromCrc32c(message, message_size);
+	message[-4] = (char) (crc >> 24);
+	message[-3] = (char) (crc >> 16);
+	message[-2] = (char) (crc >> 8);
+	message[-1] = (char) crc;
+
+	scratch->used = 0;
+	scratch->nchunks = 0;
+}
+
+/*
+ * Append the frames answering one query, whose position in the request is
+ * query_index, from its finished series set: one series per frame, a series
+ * over several frames when its chunks pass promread.max_frame_bytes.
+ */
+void
+PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
+						int64 query_index)
+{
+	int			nseries;
+	PromSeries *const *series = PromSeriesSetSeries(set, &nseries);
+	FrameScratch scratch;
+	int			i;
+
+	scratch.capacity = 4 * XOR_CHUNK_MAX_BYTES;
+	scratch.data = palloc(scratch.capacity);
+	scratch.used = 0;
+	scratch.chunks_capacity = 64;
+	scratch.chunks = palloc(sizeof(ChunkRef) * scratch.chunks_capacity);
+	scratch.nchunks = 0;
+
+	for (i = 0; i < nseries; i++)
+	{
+		Size		labels_size = PromSeriesLabelsSize(series[i]);
+		Size		series_size = labels_size;
+		SampleCursor cursor;
+
+		cursor.block = series[i]->head;
+		cursor.index = 0;
+		while (cursor_has_more(&cursor))
+		{
+			ChunkRef   *chunk = scratch_next_chunk(&scratch);
+			Size		message_size;
+
+			CHECK_FOR_INTERRUPTS();
+			chunk->offset = scratch.used;
+			chunk->len = encode_chunk(&cursor, scratch.data + scratch.used,
+									  &chunk->min_t, &chunk->max_t);
+			Assert(chunk->len <= XOR_CHUNK_MAX_BYTES);
+			scratch.used += chunk->len;
+			chunk->message_size = chunk_message_size(chunk);
+			series_size += wire_len_field_size(chunk->message_size);
+
+			/* the frame ends when it reaches the budget or the series ends */
+			if (!cursor_has_more(&cursor) ||
+				frame_size(series_size, query_index, &message_size) >=
+				(Size) promread_max_frame_bytes)
+			{
+				write_frame(buf, series[i], series_size, query_index, &scratch);
+				series_size = labels_size;
+			}
+		}
+	}
+	pfree(scratch.data);
+	pfree(scratch.chunks);
+}
+
+/*---- The XOR decoder ----*/
+
+/* A bitstream being read, most significant bit first. */
+typedef struct XorReader
+{
+	const uint8 *p;
+	const uint8 *end;
+	uint64		acc;			/* unread bits in the low nacc bits */
+	int			nacc;			/* fewer than 8 between calls */
+} XorReader;
+
+/* Read n (at most 32) bits; false when the stream ends first. */
+static inline bool
+get_bits(XorReader *r, int n, uint64 *bits)
+{
+	Assert(n >= 0 && n <= 32);
+	while (r->nacc < n)
+	{
+		if (r->p >= r->end)
+			return false;
+		r->acc = (r->acc << 8) | *r->p++;
+		r->nacc += 8;
+	}
+	r->nacc -= n;
+	*bits = (r->acc >> r->nacc) & ((UINT64CONST(1) << n) - 1);
+	return true;
+}
+
+/* Read n (at most 64) bits; false when the stream ends first. */
+static inline bool
+get_bits64(XorReader *r, int n, uint64 *bits)
+{
+	uint64		high;
+	uint64		low;
+
+	if (n <= 32)
+		return get_bits(r, n, bits);
+	if (!get_bits(r, n - 32, &high) || !get_bits(r, 32, &low))
+		return false;
+	*bits = (high << 32) | low;
+	return true;
+}
+
+/* Read a uvarint of whole bytes; returns why it cannot, or NULL. */
+static const char *
+get_uvarint(XorReader *r, uint64 *value)
+{
+	uint64		result = 0;
+	int			i;
+
+	for (i = 0; i < 10; i++)
+	{
+		uint64		byte;
+
+		if (!get_bits(r, 8, &byte))
+			return "it ends inside a varint";
+		if (byte < 0x80)
+		{
+			if (i == 9 && byte > 1)
+				break;
+			*value = result | (byte << (7 * i));
+			return NULL;
+		}
+		result |= (byte & 0x7f) << (7 * i);
+	}
+	return "a varint overflows 64 bits";
+}
+
+/*
+ * Decode an XOR chunk into a palloc'd array of its samples.  Returns NULL,
+ * or the reason the data is not a valid chunk (a phrase such as "it ends
+ * inside a varint"): the data is untrusted and never read past its end.
+ * Bits after the last sample (padding) are ignored, as Prometheus does.
+ */
+const char *
+PromXorChunkDecode(const char *data, Size len, PromSample **samples,
+				   int *nsamples)
+{
+	XorReader	r;
+	PromSample *out;
+	int			count;
+	int			n;
+	uint64		t = 0;
+	uint64		delta = 0;
+	uint64		bits = 0;
+	int			leading = 0;
+	int			trailing = 0;
+	const char *reason;
+
+	if (len < 2)
+		return "it is shorter than its 2-byte sample count";
+	count = ((uint8) data[0] << 8) | (uint8) data[1];
+	out = palloc(sizeof(PromSample) * Max(count, 1));
+	r.p = (const uint8 *) data + 2;
+	r.end = (const uint8 *) data + len;
+	r.acc = 0;
+	r.nacc = 0;
+
+	for (n = 0; n < count; n++)
+	{
+		uint64		word;
+
+		if (n == 0)
+		{
+			if ((reason = get_uvarint(&r, &word)) != NULL)
+				return reason;
+			t = (word >> 1) ^ (0 - (word & 1));		/* zigzag */
+			if (!get_bits64(&r, 64, &bits))
+				return "it ends before its last sample";
+			out[n].t = (int64) t;
+			memcpy(&out[n].v, &bits, sizeof(bits));
+			continue;
+		}
+		if (n == 1)
+		{
+			if ((reason = get_uvarint(&r, &delta)) != NULL)
+				return reason;
+		}
+		else
+		{
+			int			prefix = 0;
+			int			size = 0;
+			int			i;
+
+			/* up to four bits: 0, 10, 110, 1110 or 1111 */
+			for (i = 0; i < 4; i++)
+			{
+				if (!get_bits(&r, 1, &word))
+					return "it ends before its last sample";
+				if (word == 0)
+					break;
+				prefix++;
+			}
+			if (prefix == 1)
+				size = 14;
+			else if (prefix == 2)
+				size = 17;
+			else if (prefix == 3)
+				size = 20;
+			else if (prefix == 4)
+				size = 64;
+			if (size > 0)
+			{
+				if (!get_bits64(&r, size, &word))
+					return "it ends before its last sample";
+				/* the buckets hold -(2^(size-1) - 1) .. 2^(size-1) */
+				if (size < 64 && word > (UINT64CONST(1) << (size - 1)))
+					word -= UINT64CONST(1) << size;
+				delta += word;
+			}
+		}
+		t += delta;
+
+		/* the value: '0' unchanged, '10' same window, '11' new window */
+		if (!get_bits(&r, 1, &word))
+			return "it ends before its last sample";
+		if (word != 0)
+		{
+			if (!get_bits(&r, 1, &word))
+				return "it ends before its last sample";
+			if (word != 0)
+			{
+				uint64		lead;
+				uint64		sigbits;
+
+				if (!get_bits(&r, 5, &lead) || !get_bits(&r, 6, &sigbits))
+					return "it ends before its last sample";
+				if (sigbits == 0)
+					sigbits = 64;
+				if (lead + sigbits > 64)
+					return "a value's meaningful bits overflow 64 bits";
+				leading = (int) lead;
+				trailing = 64 - (int) lead - (int) sigbits;
+			}
+			if (!get_bits64(&r, 64 - leading - trailing, &word))
+				return "it ends before its last sample";
+			bits ^= word << trailing;
+		}
+		out[n].t = (int64) t;
+		memcpy(&out[n].v, &bits, sizeof(bits));
+	}
+	*samples = out;
+	*nsamples = count;
+	return NULL;
+}
