@@ -216,13 +216,13 @@ def main():
             r("enum", "interleaved") / r("enum", "adjacent")))
 
     print("\n## Phases of one prom_remote_read (promread.report_phases)\n")
-    print("| case | decode | plan | scan | group | sort | encode | compress | conversion Mrows/s | series | bytes | compressed | peak memory | bytes/sample beyond response |")
+    print("| case | decode | plan | scan | group | sort | encode | compress | conversion Mrows/s | series | bytes | compressed | peak memory | memory/sample beyond the response |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for key, (case, med, report, chunk_report) in results.items():
         if not report:
             continue
         conv = report["group"] + report["sort"] + report["encode"]
-        beyond = (report["memory"] - report["bytes"] - report["compressed"]) / max(report["samples"], 1)
+        beyond = (report["memory"] - report["compressed"]) / max(report["samples"], 1)
         print("| %s %s %dx%d | %s | %s | %s | %s | %s | %s | %s | %.1f | %d | %d | %d | %d | %.1f |" % (
             key[0], key[1], key[2], key[3],
             *["%.2f" % report[p] for p in ["decode", "plan", "scan", "group", "sort", "encode", "compress"]],
@@ -241,7 +241,7 @@ def main():
                 report["compressed"] if report else 0))
 
     # concurrency: 4 clients against 1, with pgbench
-    size = sizes[min(2, len(sizes) - 1)]
+    size = min(sizes, key=lambda size: abs(size[0] * size[1] - 100000))
     case = results[("text", "adjacent") + size][0]
     script = "/tmp/promread-bench-%d.sql" % os.getpid()
     with open(script, "w") as f:
@@ -264,7 +264,8 @@ def main():
 
     # memory across many calls in one session
     calls = 1000 if args.smoke else 10000
-    small = results[("text", "interleaved") + sizes[0]][0]
+    smallest = min(sizes, key=lambda size: size[0] * size[1])
+    small = results[("text", "interleaved") + smallest][0]
     usage = []
     for _ in range(2):
         for _ in range(calls // 2):

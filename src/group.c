@@ -21,30 +21,28 @@
  * all the row costs.  When series interleave (rows ordered by time), they
  * tend to come round in the same order, so each series remembers which
  * series followed it last time, and that one is compared next.  Otherwise
- * the keys are hashed (xxHash over values and
- * lengths, absence included) and looked up in an open-addressing index of
- * the set's series; candidates with the same hash are confirmed by a full
- * comparison.  Only when no series matches is a new series created: its
- * keys are copied into the set's arena, its text validated as UTF-8, enum
- * values turned into their labels (from a per-backend cache of the enum's
- * labels, enum_cache.c) and other types printed by their output function,
- * once.
- * The series also records which labels are present, ordered by name, so its
- * label set never has to be built again.
+ * the keys are hashed (one xxHash call over values and lengths, absence
+ * included) and looked up in an open-addressing index of the set's series
+ * that keeps each hash beside its series; candidates with the same hash are
+ * confirmed by a full comparison.
+ *
+ * Only when no series matches is a new series created.  Each of its label
+ * values is looked up in its column's table of distinct values, and only a
+ * value not seen before is copied into the set's arena, validated as UTF-8
+ * and turned into its label text: an enum value through a per-backend cache
+ * of the enum's labels (enum_cache.c), another type through its output
+ * function.  So a label repeated across series (a datacenter, an
+ * environment) is stored and converted once, and series point to it.  The
+ * series also records which labels are present, ordered by name; that
+ * order is shared with the previous new series when it is the same.
  *
  * Samples are appended to a chain of blocks owned by the series, allocated
  * from the set's arena (arena.c: memory reused between calls, so that its
  * pages are not faulted in again) with doubling capacities (4 samples, then
- * 8, up to 1024):
- * 16 bytes per sample plus a bounded slack, no per-row allocation.  A series
- * notes whether its samples arrived in strictly increasing time; only those
- * that did not are sorted (stably, so the row read last wins among samples
- * of the same millisecond) when the set is finished.
- *
- * Finishing sorts the series once, by label set as Prometheus compares
- * them.  Series of different layouts, or binary-distinct values of a type
- * that print alike, may yield the same label set; equal neighbours after
- * the sort are merged, so a label set is never answered twice.
+ * 8, up to 1024): 16 bytes per sample plus a bounded slack, no per-row
+ * allocation.  A series notes whether its samples arrived in strictly
+ * increasing time; only those that did not are sorted when the set is
+ * finished.  Finishing (order.c) sorts the series once.
  *
  *-------------------------------------------------------------------------
  */
@@ -53,10 +51,8 @@
 #include <xxhash.h>
 
 #include "access/detoast.h"
-#include "access/htup_details.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "promread.h"
+#include "series_set.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -64,61 +60,8 @@
 #define BLOCK_FIRST_CAPACITY	4
 #define BLOCK_MAX_CAPACITY		1024
 
-/* A source of rows: its label columns and how to read them. */
-struct PromLayout
-{
-	int			ncolumns;
-	const char **names;
-	int		   *name_lens;
-	PromLabelKind *kinds;
-	int16	   *typlens;
-	FmgrInfo   *outfuncs;		/* for SCALAR and BINARY columns */
-	const char **const_values;	/* for CONST columns */
-	int		   *const_lens;
-	uint16	   *name_order;		/* all columns, sorted by name */
-	int			nkeys;			/* columns read from rows: all but CONST */
-	uint16	   *key_columns;
-	uint64		seed;			/* distinguishes layouts in the hash */
-	PromSeriesValue *row;		/* the current row's keys */
-};
-
-/* A slot of the series index: the hash is kept to skip most candidates. */
-typedef struct SeriesSlot
-{
-	uint64		hash;
-	PromSeries *series;
-} SeriesSlot;
-
-struct PromSeriesSet
-{
-	MemoryContext context;		/* owns everything of the set */
-	MemoryContext row_context;	/* scratch for one row's detoasted values */
-	bool		row_context_used;
-
-	PromArena  *arena;			/* series, label copies, sample blocks */
-
-	PromSeries **series;		/* creation order; sorted when finished */
-	int			nseries;
-	int			series_capacity;
-
-	SeriesSlot *slots;			/* open-addressing index; NULL series: empty */
-	uint32		slot_mask;
-
-	PromSeries *last;			/* series of the previous row */
-	char	   *hash_buffer;	/* a row's keys gathered for hashing */
-	Size		hash_buffer_size;
-	int64		nsamples;
-	int			nlayouts;
-	bool		finished;
-};
-
-static PromSeries *find_series(PromSeriesSet *set, PromLayout *layout,
-							   uint64 hash);
-static PromSeries *create_series(PromSeriesSet *set, PromLayout *layout,
-								 const Datum *values, uint64 hash);
-static PromSampleBlock *grow_samples(PromSeriesSet *set, PromSeries *series);
-static void sort_samples(PromSeriesSet *set, PromSeries *series);
-static int	compare_series(const void *a, const void *b);
+/* Initial slots of a column's table of distinct values. */
+#define VALUE_TABLE_FIRST		16
 
 /* Create an empty set whose memory lives in a child of the given context. */
 PromSeriesSet *
@@ -157,6 +100,24 @@ kind_is_scalar(PromLabelKind kind)
 	return kind == PROM_LABEL_ENUM || kind == PROM_LABEL_SCALAR;
 }
 
+/* Copy bytes into the arena, checking that they are valid UTF-8. */
+static const char *
+copy_label_text(PromSeriesSet *set, const char *label_name,
+				const char *bytes, int len)
+{
+	char	   *copy;
+
+	if (!PromIsValidUtf8(bytes, len))
+		ereport(ERROR,
+				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+				 errmsg("value of label \"%s\" is not valid UTF-8",
+						label_name)));
+	copy = arena_alloc(set, len + 1);
+	memcpy(copy, bytes, len);
+	copy[len] = '\0';
+	return copy;
+}
+
 /*
  * Describe a source of rows.  names[i] is the label name of column i;
  * types[i] its type (for SCALAR and BINARY columns, whose output function
@@ -179,20 +140,23 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 						PG_UINT16_MAX)));
 
 	layout->ncolumns = ncolumns;
-	layout->names = palloc(sizeof(char *) * ncolumns);
-	layout->name_lens = palloc(sizeof(int) * ncolumns);
-	layout->kinds = palloc(sizeof(PromLabelKind) * ncolumns);
-	layout->typlens = palloc0(sizeof(int16) * ncolumns);
-	layout->outfuncs = palloc0(sizeof(FmgrInfo) * ncolumns);
-	layout->const_values = palloc0(sizeof(char *) * ncolumns);
-	layout->const_lens = palloc0(sizeof(int) * ncolumns);
-	layout->name_order = palloc(sizeof(uint16) * ncolumns);
-	layout->key_columns = palloc(sizeof(uint16) * ncolumns);
-	layout->row = palloc0(sizeof(PromSeriesValue) * ncolumns);
+	layout->names = palloc(sizeof(char *) * Max(ncolumns, 1));
+	layout->name_lens = palloc(sizeof(int) * Max(ncolumns, 1));
+	layout->kinds = palloc(sizeof(PromLabelKind) * Max(ncolumns, 1));
+	layout->typlens = palloc0(sizeof(int16) * Max(ncolumns, 1));
+	layout->outfuncs = palloc0(sizeof(FmgrInfo) * Max(ncolumns, 1));
+	layout->name_order = palloc(sizeof(uint16) * Max(ncolumns, 1));
+	layout->key_columns = palloc(sizeof(uint16) * Max(ncolumns, 1));
+	layout->order_scratch = palloc(sizeof(uint16) * Max(ncolumns, 1));
+	layout->row = palloc0(sizeof(RowKey) * Max(ncolumns, 1));
+	layout->values = palloc0(sizeof(ValueTable) * Max(ncolumns, 1));
 	layout->seed = (uint64) (++set->nlayouts) * UINT64CONST(0x9E3779B97F4A7C15);
+	layout->next = set->layouts;
+	set->layouts = layout;
 
 	for (i = 0; i < ncolumns; i++)
 	{
+		ValueTable *table = &layout->values[i];
 		int			j;
 
 		layout->names[i] = pstrdup(names[i]);
@@ -208,10 +172,20 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 			fmgr_info_cxt(outfunc, &layout->outfuncs[i], set->context);
 			get_typlenbyval(types[i], &layout->typlens[i], &byval);
 		}
+
+		table->mask = VALUE_TABLE_FIRST - 1;
+		table->slots = palloc0(sizeof(PromLabelValue *) * VALUE_TABLE_FIRST);
 		if (kinds[i] == PROM_LABEL_CONST)
 		{
-			layout->const_values[i] = pstrdup(const_values[i]);
-			layout->const_lens[i] = strlen(const_values[i]);
+			/* the one value of a constant label */
+			PromLabelValue *value = arena_alloc(set, sizeof(PromLabelValue));
+
+			memset(value, 0, sizeof(PromLabelValue));
+			value->text_len = strlen(const_values[i]);
+			value->text = copy_label_text(set, names[i], const_values[i],
+										  value->text_len);
+			table->slots[0] = value;
+			table->count = 1;
 		}
 		else
 			layout->key_columns[layout->nkeys++] = i;
@@ -222,10 +196,8 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 			int			other = layout->name_order[j - 1];
 			int			cmp;
 
-			cmp = memcmp(names[other], names[i],
-						 Min(layout->name_lens[other], layout->name_lens[i]));
-			if (cmp == 0)
-				cmp = layout->name_lens[other] - layout->name_lens[i];
+			cmp = compare_bytes(names[other], layout->name_lens[other],
+								names[i], layout->name_lens[i]);
 			if (cmp == 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -295,16 +267,15 @@ bytes_equal(const char *a, const char *b, int32 len)
 	return true;
 }
 
-/* Does a key equal a series' key of the same column? */
+/* Are two keys of a column of the given kind equal? */
 static inline bool
-key_equal(PromLabelKind kind, const PromSeriesValue *key,
-		  const PromSeriesValue *other)
+key_equal(PromLabelKind kind, const RowKey *a, const RowKey *b)
 {
-	if (key->key_len != other->key_len)
+	if (a->len != b->len)
 		return false;
 	if (kind_is_scalar(kind))
-		return key->key_len < 0 || key->key.scalar == other->key.scalar;
-	return bytes_equal(key->key.bytes, other->key.bytes, key->key_len);
+		return a->len < 0 || a->key.scalar == b->key.scalar;
+	return bytes_equal(a->key.bytes, b->key.bytes, a->len);
 }
 
 /*
@@ -322,41 +293,39 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	{
 		int			i = layout->key_columns[k];
 		PromLabelKind kind = layout->kinds[i];
-		PromSeriesValue *key = &layout->row[i];
+		RowKey	   *key = &layout->row[i];
 
 		switch (kind)
 		{
 			case PROM_LABEL_TEXT:
 				if (isnull[i])
-					key->key_len = 0;
+					key->len = 0;
 				else
-					key->key.bytes = borrow_varlena(set, values[i],
-													&key->key_len);
+					key->key.bytes = borrow_varlena(set, values[i], &key->len);
 				break;
 			case PROM_LABEL_NAME:
 				if (isnull[i])
-					key->key_len = 0;
+					key->len = 0;
 				else
 				{
 					key->key.bytes = NameStr(*DatumGetName(values[i]));
-					key->key_len = strnlen(key->key.bytes, NAMEDATALEN);
+					key->len = strnlen(key->key.bytes, NAMEDATALEN);
 				}
 				break;
 			case PROM_LABEL_ENUM:
 			case PROM_LABEL_SCALAR:
-				key->key_len = isnull[i] ? -1 : 0;
+				key->len = isnull[i] ? -1 : 0;
 				key->key.scalar = isnull[i] ? (Datum) 0 : values[i];
 				break;
 			case PROM_LABEL_BINARY:
 				if (isnull[i])
-					key->key_len = -1;
+					key->len = -1;
 				else if (layout->typlens[i] == -1)
-					key->key.bytes = borrow_varlena(set, values[i],
-													&key->key_len);
+					key->key.bytes = borrow_varlena(set, values[i], &key->len);
 				else
 				{
 					key->key.bytes = DatumGetPointer(values[i]);
-					key->key_len = layout->typlens[i] > 0 ?
+					key->len = layout->typlens[i] > 0 ?
 						layout->typlens[i] : (int32) strlen(key->key.bytes);
 				}
 				break;
@@ -364,14 +333,14 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 				break;
 		}
 		if (equal)
-			equal = key_equal(kind, key, &previous->values[i]);
+			equal = key_equal(kind, key, &previous->values[i]->key);
 	}
 	return equal;
 }
 
-/* Do a series' keys equal the current row's keys of the same layout? */
+/* Do a series' values equal the current row's keys of the same layout? */
 static inline bool
-keys_equal(const PromLayout *layout, const PromSeriesValue *series_keys)
+keys_equal(const PromLayout *layout, const PromSeries *series)
 {
 	int			k;
 
@@ -379,10 +348,29 @@ keys_equal(const PromLayout *layout, const PromSeriesValue *series_keys)
 	{
 		int			i = layout->key_columns[k];
 
-		if (!key_equal(layout->kinds[i], &layout->row[i], &series_keys[i]))
+		if (!key_equal(layout->kinds[i], &layout->row[i], &series->values[i]->key))
 			return false;
 	}
 	return true;
+}
+
+/* Append one key, length first, to a buffer being hashed. */
+static inline char *
+put_key(char *p, PromLabelKind kind, const RowKey *key)
+{
+	memcpy(p, &key->len, sizeof(int32));
+	p += sizeof(int32);
+	if (kind_is_scalar(kind))
+	{
+		memcpy(p, &key->key.scalar, sizeof(Datum));
+		p += sizeof(Datum);
+	}
+	else if (key->len > 0)
+	{
+		memcpy(p, key->key.bytes, key->len);
+		p += key->len;
+	}
+	return p;
 }
 
 /*
@@ -400,11 +388,9 @@ hash_row(PromSeriesSet *set, const PromLayout *layout)
 	{
 		int			i = layout->key_columns[k];
 
-		size += sizeof(int32);
-		if (kind_is_scalar(layout->kinds[i]))
-			size += sizeof(Datum);
-		else if (layout->row[i].key_len > 0)
-			size += layout->row[i].key_len;
+		size += sizeof(int32) + sizeof(Datum);
+		if (!kind_is_scalar(layout->kinds[i]) && layout->row[i].len > 0)
+			size += layout->row[i].len;
 	}
 	if (size > set->hash_buffer_size)
 	{
@@ -417,22 +403,11 @@ hash_row(PromSeriesSet *set, const PromLayout *layout)
 	for (k = 0; k < layout->nkeys; k++)
 	{
 		int			i = layout->key_columns[k];
-		const PromSeriesValue *key = &layout->row[i];
 
-		memcpy(p, &key->key_len, sizeof(int32));
-		p += sizeof(int32);
-		if (kind_is_scalar(layout->kinds[i]))
-		{
-			memcpy(p, &key->key.scalar, sizeof(Datum));
-			p += sizeof(Datum);
-		}
-		else if (key->key_len > 0)
-		{
-			memcpy(p, key->key.bytes, key->key_len);
-			p += key->key_len;
-		}
+		p = put_key(p, layout->kinds[i], &layout->row[i]);
 	}
-	return XXH3_64bits_withSeed(set->hash_buffer, size, layout->seed);
+	return XXH3_64bits_withSeed(set->hash_buffer, p - set->hash_buffer,
+								layout->seed);
 }
 
 /* Find the series of the current row's keys in the index, or NULL. */
@@ -445,7 +420,7 @@ find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash)
 	while ((candidate = set->slots[slot].series) != NULL)
 	{
 		if (set->slots[slot].hash == hash && candidate->layout == layout &&
-			keys_equal(layout, candidate->values))
+			keys_equal(layout, candidate))
 			return candidate;
 		slot = (slot + 1) & set->slot_mask;
 	}
@@ -454,7 +429,7 @@ find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash)
 
 /* Put a series into the index, doubling it when half full. */
 static void
-index_series(PromSeriesSet *set, PromSeries *series)
+index_series(PromSeriesSet *set, PromSeries *series, uint64 hash)
 {
 	uint32		slot;
 
@@ -470,44 +445,17 @@ index_series(PromSeriesSet *set, PromSeries *series)
 		memset(set->slots, 0, sizeof(SeriesSlot) * old_size * 2);
 		for (i = 0; i < old_size; i++)
 			if (old_slots[i].series != NULL)
-				index_series(set, old_slots[i].series);
+				index_series(set, old_slots[i].series, old_slots[i].hash);
 		pfree(old_slots);
 	}
-	slot = (uint32) series->hash & set->slot_mask;
+	slot = (uint32) hash & set->slot_mask;
 	while (set->slots[slot].series != NULL)
 		slot = (slot + 1) & set->slot_mask;
-	set->slots[slot].hash = series->hash;
+	set->slots[slot].hash = hash;
 	set->slots[slot].series = series;
 }
 
-/* Copy bytes into the arena, checking that they are valid UTF-8. */
-static const char *
-copy_label_text(PromSeriesSet *set, const char *label_name,
-				const char *bytes, int len)
-{
-	char	   *copy;
-
-	if (!PromIsValidUtf8(bytes, len))
-		ereport(ERROR,
-				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
-				 errmsg("value of label \"%s\" is not valid UTF-8",
-						label_name)));
-	copy = arena_alloc(set, len + 1);
-	memcpy(copy, bytes, len);
-	copy[len] = '\0';
-	return copy;
-}
-
-/* The label of an enum value, copied into the set's arena. */
-static const char *
-enum_label(PromSeriesSet *set, const char *label_name, Oid value, int *len)
-{
-	const char *label = PromEnumLabel(value, len);
-
-	return copy_label_text(set, label_name, label, *len);
-}
-
-/* Print a value with its type's output function, once per series. */
+/* Print a value with its type's output function, once per distinct value. */
 static const char *
 print_label(PromSeriesSet *set, PromLayout *layout, int column, Datum value,
 			int *len)
@@ -521,79 +469,150 @@ print_label(PromSeriesSet *set, PromLayout *layout, int column, Datum value,
 	return copy_label_text(set, layout->names[column], text, *len);
 }
 
-/* Create a series for the current row's keys: the only copy of them. */
+/* Hash one key of a column. */
+static inline uint64
+hash_key(PromLabelKind kind, const RowKey *key)
+{
+	char		buffer[sizeof(int32) + sizeof(Datum)];
+
+	if (kind_is_scalar(kind) || key->len <= 0)
+		return XXH3_64bits(buffer, put_key(buffer, kind, key) - buffer);
+	return XXH3_64bits_withSeed(key->key.bytes, key->len, key->len);
+}
+
+/*
+ * The distinct value of a column that the current row holds, made when
+ * first seen: its key copied, its label text made once.
+ */
+static PromLabelValue *
+column_value(PromSeriesSet *set, PromLayout *layout, int column,
+			 const Datum *values)
+{
+	ValueTable *table = &layout->values[column];
+	PromLabelKind kind = layout->kinds[column];
+	const RowKey *key = &layout->row[column];
+	uint64		hash = hash_key(kind, key);
+	uint32		slot = (uint32) hash & table->mask;
+	PromLabelValue *value;
+
+	while ((value = table->slots[slot]) != NULL)
+	{
+		if (value->hash == hash && key_equal(kind, key, &value->key))
+			return value;
+		slot = (slot + 1) & table->mask;
+	}
+
+	value = arena_alloc(set, sizeof(PromLabelValue));
+	memset(value, 0, sizeof(PromLabelValue));
+	value->key = *key;
+	value->hash = hash;
+	switch (kind)
+	{
+		case PROM_LABEL_TEXT:
+		case PROM_LABEL_NAME:
+			if (key->len > 0)
+			{
+				value->key.key.bytes = copy_label_text(set, layout->names[column],
+													   key->key.bytes, key->len);
+				value->text = value->key.key.bytes;
+				value->text_len = key->len;
+			}
+			break;
+		case PROM_LABEL_ENUM:
+			if (key->len == 0)
+			{
+				const char *label = PromEnumLabel(DatumGetObjectId(key->key.scalar),
+												  &value->text_len);
+
+				value->text = copy_label_text(set, layout->names[column], label,
+											  value->text_len);
+			}
+			break;
+		case PROM_LABEL_SCALAR:
+			if (key->len == 0)
+				value->text = print_label(set, layout, column, key->key.scalar,
+										  &value->text_len);
+			break;
+		case PROM_LABEL_BINARY:
+			if (key->len >= 0)
+			{
+				char	   *copy = arena_alloc(set, Max(key->len, 1));
+
+				memcpy(copy, key->key.bytes, key->len);
+				value->key.key.bytes = copy;
+				value->text = print_label(set, layout, column, values[column],
+										  &value->text_len);
+			}
+			break;
+		case PROM_LABEL_CONST:
+			break;
+	}
+
+	table->slots[slot] = value;
+	if (++table->count * 2 > table->mask)
+	{
+		uint32		old_size = table->mask + 1;
+		PromLabelValue **old_slots = table->slots;
+		uint32		i;
+
+		table->mask = old_size * 2 - 1;
+		table->slots = MemoryContextAllocZero(set->context,
+											  sizeof(PromLabelValue *) * old_size * 2);
+		for (i = 0; i < old_size; i++)
+		{
+			PromLabelValue *moved = old_slots[i];
+
+			if (moved == NULL)
+				continue;
+			slot = (uint32) moved->hash & table->mask;
+			while (table->slots[slot] != NULL)
+				slot = (slot + 1) & table->mask;
+			table->slots[slot] = moved;
+		}
+		pfree(old_slots);
+	}
+	return value;
+}
+
+/* Create a series for the current row's keys. */
 static PromSeries *
 create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 			  uint64 hash)
 {
-	PromSeries *series = arena_alloc(set, sizeof(PromSeries));
 	int			ncolumns = layout->ncolumns;
+	PromSeries *series;
+	uint16	   *order = layout->order_scratch;
+	uint16		nlabels = 0;
 	int			i;
 
 	CHECK_FOR_INTERRUPTS();
-	memset(series, 0, sizeof(PromSeries));
+	series = arena_alloc(set, offsetof(PromSeries, values) +
+						 sizeof(PromLabelValue *) * ncolumns);
+	memset(series, 0, offsetof(PromSeries, values));
 	series->layout = layout;
-	series->hash = hash;
-	series->values = arena_alloc(set, sizeof(PromSeriesValue) * ncolumns);
 	for (i = 0; i < ncolumns; i++)
-	{
-		const PromSeriesValue *key = &layout->row[i];
-		PromSeriesValue *value = &series->values[i];
+		series->values[i] = layout->kinds[i] == PROM_LABEL_CONST ?
+			layout->values[i].slots[0] : column_value(set, layout, i, values);
 
-		*value = *key;
-		value->text = NULL;
-		value->text_len = 0;
-		switch (layout->kinds[i])
-		{
-			case PROM_LABEL_TEXT:
-			case PROM_LABEL_NAME:
-				if (key->key_len > 0)
-				{
-					value->key.bytes = copy_label_text(set, layout->names[i],
-													   key->key.bytes,
-													   key->key_len);
-					value->text = value->key.bytes;
-					value->text_len = key->key_len;
-				}
-				break;
-			case PROM_LABEL_ENUM:
-				if (key->key_len == 0)
-					value->text = enum_label(set, layout->names[i],
-											 DatumGetObjectId(key->key.scalar),
-											 &value->text_len);
-				break;
-			case PROM_LABEL_SCALAR:
-				if (key->key_len == 0)
-					value->text = print_label(set, layout, i, key->key.scalar,
-											  &value->text_len);
-				break;
-			case PROM_LABEL_BINARY:
-				if (key->key_len >= 0)
-				{
-					char	   *copy = arena_alloc(set, Max(key->key_len, 1));
-
-					memcpy(copy, key->key.bytes, key->key_len);
-					value->key.bytes = copy;
-					value->text = print_label(set, layout, i, values[i],
-											  &value->text_len);
-				}
-				break;
-			case PROM_LABEL_CONST:
-				value->text = layout->const_values[i];
-				value->text_len = layout->const_lens[i];
-				break;
-		}
-	}
-
-	/* the label set: present labels in name order */
-	series->order = arena_alloc(set, sizeof(uint16) * ncolumns);
+	/* the label set: present labels in name order, shared when unchanged */
 	for (i = 0; i < ncolumns; i++)
 	{
 		int			column = layout->name_order[i];
 
-		if (series->values[column].text_len > 0)
-			series->order[series->nlabels++] = column;
+		if (series->values[column]->text_len > 0)
+			order[nlabels++] = column;
 	}
+	if (layout->last_order == NULL || layout->last_nlabels != nlabels ||
+		memcmp(layout->last_order, order, sizeof(uint16) * nlabels) != 0)
+	{
+		uint16	   *copy = arena_alloc(set, sizeof(uint16) * Max(nlabels, 1));
+
+		memcpy(copy, order, sizeof(uint16) * nlabels);
+		layout->last_order = copy;
+		layout->last_nlabels = nlabels;
+	}
+	series->order = layout->last_order;
+	series->nlabels = nlabels;
 
 	if (set->nseries == set->series_capacity)
 	{
@@ -602,7 +621,7 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 									sizeof(PromSeries *) * set->series_capacity);
 	}
 	set->series[set->nseries++] = series;
-	index_series(set, series);
+	index_series(set, series, hash);
 	return series;
 }
 
@@ -656,7 +675,7 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 		/* interleaved series tend to come round in the same order */
 		series = previous != NULL ? previous->successor : NULL;
 		if (series == NULL || series->layout != layout ||
-			!keys_equal(layout, series->values))
+			!keys_equal(layout, series))
 		{
 			uint64		hash = hash_row(set, layout);
 
@@ -669,15 +688,15 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 		set->last = series;
 	}
 
+	/* the tail block is never empty: it is made for a sample */
 	block = series->tail;
+	if (block != NULL && t <= block->samples[block->count - 1].t)
+		series->needs_sort = true;
 	if (unlikely(block == NULL || block->count == block->capacity))
 		block = grow_samples(set, series);
 	block->samples[block->count].t = t;
 	block->samples[block->count].v = v;
 	block->count++;
-	if (series->nsamples > 0 && t <= series->last_t)
-		series->needs_sort = true;
-	series->last_t = t;
 	series->nsamples++;
 
 	if (unlikely(set->row_context_used))
@@ -685,106 +704,6 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 		MemoryContextReset(set->row_context);
 		set->row_context_used = false;
 	}
-}
-
-/* Stable merge sort of samples by time; tmp has room for n samples. */
-static void
-merge_sort_samples(PromSample *samples, PromSample *tmp, int64 n)
-{
-	int64		width;
-
-	/* insertion sort of runs of 16, then bottom-up merges */
-	for (width = 0; width < n; width += 16)
-	{
-		int64		end = Min(width + 16, n);
-		int64		i;
-
-		for (i = width + 1; i < end; i++)
-		{
-			PromSample s = samples[i];
-			int64		j = i;
-
-			while (j > width && samples[j - 1].t > s.t)
-			{
-				samples[j] = samples[j - 1];
-				j--;
-			}
-			samples[j] = s;
-		}
-	}
-	for (width = 16; width < n; width *= 2)
-	{
-		int64		lo;
-
-		CHECK_FOR_INTERRUPTS();
-		for (lo = 0; lo < n - width; lo += 2 * width)
-		{
-			int64		mid = lo + width;
-			int64		hi = Min(lo + 2 * width, n);
-			int64		a = lo,
-						b = mid,
-						k = lo;
-
-			if (samples[mid - 1].t <= samples[mid].t)
-				continue;		/* already in order */
-			while (a < mid && b < hi)
-				tmp[k++] = samples[b].t < samples[a].t ? samples[b++] : samples[a++];
-			while (a < mid)
-				tmp[k++] = samples[a++];
-			while (b < hi)
-				tmp[k++] = samples[b++];
-			memcpy(samples + lo, tmp + lo, sizeof(PromSample) * (hi - lo));
-		}
-	}
-}
-
-/*
- * Put a series' samples in time order, keeping of several samples of one
- * millisecond the one read last, and write them back into its blocks.
- */
-static void
-sort_samples(PromSeriesSet *set, PromSeries *series)
-{
-	PromSample *samples;
-	PromSample *tmp;
-	PromSampleBlock *block;
-	int64		n = 0;
-	int64		kept;
-	int64		i;
-
-	samples = MemoryContextAllocHuge(set->context,
-									 sizeof(PromSample) * series->nsamples);
-	tmp = MemoryContextAllocHuge(set->context,
-								 sizeof(PromSample) * series->nsamples);
-	for (block = series->head; block != NULL; block = block->next)
-	{
-		memcpy(samples + n, block->samples, sizeof(PromSample) * block->count);
-		n += block->count;
-	}
-	Assert(n == series->nsamples);
-	merge_sort_samples(samples, tmp, n);
-
-	/* the last of each run of equal times wins */
-	kept = 0;
-	for (i = 0; i < n; i++)
-	{
-		if (kept > 0 && samples[kept - 1].t == samples[i].t)
-			kept--;
-		samples[kept++] = samples[i];
-	}
-
-	/* refill the blocks in order; blocks left over become empty */
-	i = 0;
-	for (block = series->head; block != NULL; block = block->next)
-	{
-		block->count = Min((int64) block->capacity, kept - i);
-		memcpy(block->samples, samples + i, sizeof(PromSample) * block->count);
-		i += block->count;
-	}
-	series->nsamples = kept;
-	series->needs_sort = false;
-	pfree(samples);
-	pfree(tmp);
 }
 
 /* Name and value of the i-th label (in name order) of a series. */
@@ -796,87 +715,23 @@ PromSeriesLabel(const PromSeries *series, int i, const char **name,
 
 	*name = series->layout->names[column];
 	*name_len = series->layout->name_lens[column];
-	*value = series->values[column].text;
-	*value_len = series->values[column].text_len;
-}
-
-/* Compare two byte strings as Go compares strings. */
-static inline int
-compare_bytes(const char *a, int alen, const char *b, int blen)
-{
-	int			cmp = memcmp(a, b, Min(alen, blen));
-
-	if (cmp != 0)
-		return cmp;
-	return (alen > blen) - (alen < blen);
-}
-
-/* Order series by label set, as Prometheus's labels.Compare does. */
-static int
-compare_series(const void *pa, const void *pb)
-{
-	const PromSeries *a = *(PromSeries *const *) pa;
-	const PromSeries *b = *(PromSeries *const *) pb;
-	int			n = Min(a->nlabels, b->nlabels);
-	int			i;
-
-	for (i = 0; i < n; i++)
-	{
-		int			ca = a->order[i];
-		int			cb = b->order[i];
-		const PromSeriesValue *va = &a->values[ca];
-		const PromSeriesValue *vb = &b->values[cb];
-		int			cmp;
-
-		if (a->layout != b->layout || ca != cb)
-		{
-			cmp = compare_bytes(a->layout->names[ca], a->layout->name_lens[ca],
-								b->layout->names[cb], b->layout->name_lens[cb]);
-			if (cmp != 0)
-				return cmp;
-		}
-		cmp = compare_bytes(va->text, va->text_len, vb->text, vb->text_len);
-		if (cmp != 0)
-			return cmp;
-	}
-	return (a->nlabels > b->nlabels) - (a->nlabels < b->nlabels);
+	*value = series->values[column]->text;
+	*value_len = series->values[column]->text_len;
 }
 
 /* Sort the series, merge equal label sets, put samples in time order. */
 void
 PromSeriesSetFinish(PromSeriesSet *set)
 {
-	int			kept = 0;
 	int			i;
 
 	Assert(!set->finished);
 	set->finished = true;
 	set->last = NULL;
-
-	if (set->nseries > 1)
-		qsort(set->series, set->nseries, sizeof(PromSeries *), compare_series);
-
-	for (i = 0; i < set->nseries; i++)
-	{
-		PromSeries *series = set->series[i];
-
-		if (kept > 0 && compare_series(&set->series[kept - 1], &series) == 0)
-		{
-			PromSeries *into = set->series[kept - 1];
-
-			into->tail->next = series->head;
-			into->tail = series->tail;
-			into->nsamples += series->nsamples;
-			into->needs_sort = true;
-			continue;
-		}
-		set->series[kept++] = series;
-	}
-	set->nseries = kept;
-
+	PromSortSeries(set);
 	for (i = 0; i < set->nseries; i++)
 		if (set->series[i]->needs_sort)
-			sort_samples(set, set->series[i]);
+			PromSortSamples(set, set->series[i]);
 }
 
 /* Bytes of memory a set holds. */

@@ -144,37 +144,24 @@ typedef enum PromLabelKind
 	PROM_LABEL_CONST			/* a label with the same value on every row */
 } PromLabelKind;
 
-/* One label of a series: what identifies it, and what Prometheus sees. */
-typedef struct PromSeriesValue
-{
-	const char *text;			/* label value as text; NULL when absent */
-	int32		text_len;
-	int32		key_len;		/* bytes of key.bytes (0 when absent) for
-								 * text kinds; 0, or -1 when absent, for
-								 * the others */
-	union
-	{
-		const char *bytes;		/* TEXT, NAME, BINARY */
-		Datum		scalar;		/* ENUM, SCALAR */
-	}			key;
-} PromSeriesValue;
-
 typedef struct PromLayout PromLayout;
+typedef struct PromLabelValue PromLabelValue;
 
-/* One series: its label values, its samples, its place in the hash. */
+/*
+ * One series: its label values (one per column of its layout, each a
+ * distinct value shared by the series that have it), its samples in blocks.
+ */
 typedef struct PromSeries
 {
 	const PromLayout *layout;
-	uint64		hash;
-	PromSeriesValue *values;	/* one per layout column */
-	uint16	   *order;			/* present columns, sorted by label name */
+	const uint16 *order;		/* present columns, sorted by label name */
 	uint16		nlabels;
 	bool		needs_sort;		/* samples arrived out of time order */
 	int64		nsamples;
-	int64		last_t;
 	PromSampleBlock *head;
 	PromSampleBlock *tail;
 	struct PromSeries *successor;	/* the series that followed it last */
+	PromLabelValue *values[FLEXIBLE_ARRAY_MEMBER];
 } PromSeries;
 
 typedef struct PromSeriesSet PromSeriesSet;

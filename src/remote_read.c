@@ -80,8 +80,8 @@ prom_remote_read(PG_FUNCTION_ARGS)
 		PromPhaseEnd(PROM_PHASE_ENCODE, begin);
 		PromPhasesMemory(MemoryContextMemAllocated(callcxt, true) +
 						 PromSeriesSetMemory(set) +
-						 (chunked ? frames.capacity :
-						  response.out_size + response.stage_size));
+						 (chunked ? frames.len :
+						  response.out_len + response.stage_size));
 		PromSeriesSetFree(set);
 	}
 

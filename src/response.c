@@ -180,6 +180,7 @@ PromWriteSamplesResult(PromSnappyWriter *writer, const PromSeriesSet *set)
 		result_size += wire_len_field_size(sizes[i]);
 	}
 
+	PromSnappyWriterExpect(writer, wire_len_field_size(result_size));
 	write_len_header(writer, RESULTS_FIELD, result_size);
 	for (i = 0; i < nseries; i++)
 	{

@@ -55,31 +55,79 @@ timestamp_of_ms(int64 ms)
 	return PromMsToTimestamp(ms);
 }
 
-/* The labels of a series as a jsonb object. */
+/* A label of a series, for building its jsonb. */
+typedef struct JsonbLabel
+{
+	const char *name;
+	const char *value;
+	int			name_len;
+	int			value_len;
+} JsonbLabel;
+
+/*
+ * The labels of a series as a jsonb object, written directly in jsonb's
+ * binary format rather than through pushJsonbValue, which costs more than
+ * everything else of a small series: a container header (pair count and the
+ * object flag), one JEntry per key then one per value (string type, the
+ * length, or the end offset with JENTRY_HAS_OFF on every JB_OFFSET_STRIDE'th
+ * entry), then the keys' and the values' bytes.  Keys are in jsonb's order:
+ * shorter first, then bytewise.
+ */
 static Jsonb *
 labels_jsonb(const PromSeries *series)
 {
-	JsonbParseState *state = NULL;
-	JsonbValue *result;
+	int			n = series->nlabels;
+	JsonbLabel *labels = palloc(sizeof(JsonbLabel) * Max(n, 1));
+	Size		size = VARHDRSZ + sizeof(uint32) + sizeof(JEntry) * 2 * n;
+	uint32		offset = 0;
+	Jsonb	   *jsonb;
+	JEntry	   *entries;
+	char	   *data;
 	int			i;
 
-	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	for (i = 0; i < series->nlabels; i++)
+	for (i = 0; i < n; i++)
 	{
-		JsonbValue	name;
-		JsonbValue	value;
+		JsonbLabel label;
+		int			j;
 
-		name.type = jbvString;
-		value.type = jbvString;
-		PromSeriesLabel(series, i, (const char **) &name.val.string.val,
-						&name.val.string.len,
-						(const char **) &value.val.string.val,
-						&value.val.string.len);
-		pushJsonbValue(&state, WJB_KEY, &name);
-		pushJsonbValue(&state, WJB_VALUE, &value);
+		PromSeriesLabel(series, i, &label.name, &label.name_len,
+						&label.value, &label.value_len);
+		size += label.name_len + label.value_len;
+		for (j = i; j > 0; j--)
+		{
+			const JsonbLabel *other = &labels[j - 1];
+
+			if (other->name_len < label.name_len ||
+				(other->name_len == label.name_len &&
+				 memcmp(other->name, label.name, label.name_len) < 0))
+				break;
+			labels[j] = *other;
+		}
+		labels[j] = label;
 	}
-	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
-	return JsonbValueToJsonb(result);
+	if (size - VARHDRSZ > JENTRY_OFFLENMASK)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("labels of a series are too large for jsonb")));
+
+	jsonb = palloc(size);
+	SET_VARSIZE(jsonb, size);
+	jsonb->root.header = n | JB_FOBJECT;
+	entries = jsonb->root.children;
+	data = (char *) (entries + 2 * n);
+	for (i = 0; i < 2 * n; i++)
+	{
+		const JsonbLabel *label = &labels[i % n];
+		const char *bytes = i < n ? label->name : label->value;
+		int			len = i < n ? label->name_len : label->value_len;
+
+		memcpy(data + offset, bytes, len);
+		offset += len;
+		entries[i] = JENTRY_ISSTRING |
+			(i % JB_OFFSET_STRIDE == 0 ? (offset | JENTRY_HAS_OFF) : (uint32) len);
+	}
+	pfree(labels);
+	return jsonb;
 }
 
 /*
@@ -91,6 +139,7 @@ prom_series(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext callcxt;
+	MemoryContext rowcxt;
 	MemoryContext oldcxt;
 	PromQuery	query;
 	PromSeriesSet *set;
@@ -121,6 +170,10 @@ prom_series(PG_FUNCTION_ARGS)
 	series = PromSeriesSetSeries(set, &nseries);
 	PromPhasesMemory(MemoryContextMemAllocated(callcxt, true) +
 					 PromSeriesSetMemory(set));
+	/* each row is built in a context of its own, reset once it is stored */
+	rowcxt = AllocSetContextCreate(callcxt, "prom_series row",
+								   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(rowcxt);
 	begin = PromPhaseBegin();
 	for (i = 0; i < nseries; i++)
 	{
@@ -151,8 +204,7 @@ prom_series(PG_FUNCTION_ARGS)
 		values[1] = PointerGetDatum(ts_array);
 		values[2] = PointerGetDatum(value_array);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		pfree(ts_array);
-		pfree(value_array);
+		MemoryContextReset(rowcxt);
 	}
 
 	PromPhaseEnd(PROM_PHASE_ENCODE, begin);

@@ -126,6 +126,24 @@ PromSnappyWriterFlush(PromSnappyWriter *writer, Size room)
 	}
 }
 
+/*
+ * Expect len more bytes: make room now for their compressed form, so that
+ * the output is allocated once rather than copied as it grows.  Pages that
+ * are never written to are never touched.
+ */
+void
+PromSnappyWriterExpect(PromSnappyWriter *writer, Size len)
+{
+	Size		need = writer->out_len +
+		snappy_max_compressed_length(writer->stage_len + len);
+
+	if (need > writer->out_size && need <= MaxAllocSize)
+	{
+		writer->out_size = need;
+		writer->out = repalloc(writer->out, need);
+	}
+}
+
 /* Finish the message: the bytea of one snappy block. */
 bytea *
 PromSnappyWriterFinish(PromSnappyWriter *writer)

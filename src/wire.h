@@ -108,6 +108,7 @@ typedef struct PromSnappyWriter
 
 extern void PromSnappyWriterInit(PromSnappyWriter *writer);
 extern void PromSnappyWriterFlush(PromSnappyWriter *writer, Size room);
+extern void PromSnappyWriterExpect(PromSnappyWriter *writer, Size len);
 extern bytea *PromSnappyWriterFinish(PromSnappyWriter *writer);
 
 /* Room for len bytes at the write position; advance by what is written. */

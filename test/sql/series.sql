@@ -39,6 +39,19 @@ INSERT INTO m VALUES
 	('2024-01-01 00:00:01', '', '', NULL, 6);
 SELECT labels, value FROM prom_series('m', '2024-01-01', '2024-01-02');
 
+-- label names sort bytewise too: "AZ" and "Zone" come before "__name__",
+-- and a missing label moves the next one up
+CREATE TABLE upper_names ("AZ" text, "Zone" text, host text, t timestamptz, v float8);
+INSERT INTO upper_names VALUES
+	('b', NULL, 'h1', '2024-01-01 00:00:01', 1),
+	('a', 'z', 'h2', '2024-01-01 00:00:01', 2),
+	(NULL, 'y', 'h3', '2024-01-01 00:00:01', 3),
+	('a', NULL, NULL, '2024-01-01 00:00:01', 4),
+	(NULL, NULL, 'h0', '2024-01-01 00:00:01', 5);
+SELECT prom_register('upper_names');
+SELECT value, labels FROM prom_series('upper_names', '2024-01-01', '2024-01-02');
+DROP TABLE upper_names;
+
 -- label values sort bytewise, never by locale; names too
 TRUNCATE m;
 INSERT INTO m VALUES

@@ -1,0 +1,417 @@
+/*-------------------------------------------------------------------------
+ *
+ * order.c
+ *	  Finishing a series set: series in Prometheus's order, equal label sets
+ *	  merged, samples in time order.
+ *
+ * Prometheus orders series by label set, comparing label by label, name
+ * then value, bytewise, a set that is a prefix of another first.  Comparing
+ * label sets pointer by pointer would chase every series' labels at each of
+ * the n log n comparisons; for hundreds of thousands of series that costs
+ * more than everything else.  Instead every label set becomes a row of
+ * integers, one per label name of the set, and the rows are sorted by
+ * counting (a stable radix sort, one pass per name, last name first):
+ *
+ *   - the label names of all layouts are sorted; a series' row has one
+ *     entry per name, in that order;
+ *   - the distinct values of a name (kept per column while grouping) are
+ *     sorted once, bytewise, and numbered from 1: a present label's entry
+ *     is its value's number;
+ *   - an absent label's entry is 0 when the series has no label after it,
+ *     and greater than every number when it has one.
+ *
+ * Comparing rows entry by entry then gives Prometheus's order exactly: at
+ * the first name where two series differ, either both have the label (the
+ * values decide), or one lacks it; the one lacking it compares with its
+ * next label's name, which is greater than this name, so it comes after,
+ * unless it has no next label, and then it is a prefix and comes first.
+ * Equal rows are equal label sets: such neighbours (series of different
+ * layouts, or values of a type that print alike) are merged.
+ *
+ * Samples of a series that arrived out of time order are sorted by a stable
+ * merge sort, so that of several samples of one millisecond the row read
+ * last wins.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "series_set.h"
+#include "utils/memutils.h"
+
+/* A value and the first 16 bytes of its text, big-endian, for sorting. */
+typedef struct TextRecord
+{
+	uint64		hi;
+	uint64		lo;
+	PromLabelValue *value;
+} TextRecord;
+
+/* The first 8 bytes from an offset of a text, as a big-endian number. */
+static inline uint64
+text_prefix(const char *text, int len, int offset)
+{
+	uint64		prefix = 0;
+	int			i;
+
+	for (i = 0; i < 8; i++)
+		prefix = (prefix << 8) |
+			(offset + i < len ? (unsigned char) text[offset + i] : 0);
+	return prefix;
+}
+
+/* Order values bytewise by text. */
+static int
+compare_text_records(const void *pa, const void *pb)
+{
+	const TextRecord *a = pa;
+	const TextRecord *b = pb;
+
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return compare_bytes(a->value->text, a->value->text_len,
+						 b->value->text, b->value->text_len);
+}
+
+/* The index of a name in the sorted array of names (it is there). */
+static int
+find_name(const char **names, const int *lens, int nnames, const char *name,
+		  int len)
+{
+	int			lo = 0;
+	int			hi = nnames - 1;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (compare_bytes(names[mid], lens[mid], name, len) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Number the distinct present values of every column with a given name, in
+ * bytewise order of their text, from 1; equal texts get equal numbers.
+ * Returns the highest number.
+ */
+static uint32
+rank_values(PromSeriesSet *set, const char *name, int len)
+{
+	TextRecord *records;
+	int			nrecords = 0;
+	int			capacity = 0;
+	PromLayout *layout;
+	uint32		rank = 0;
+	int			i;
+
+	for (layout = set->layouts; layout != NULL; layout = layout->next)
+		for (i = 0; i < layout->ncolumns; i++)
+			if (compare_bytes(layout->names[i], layout->name_lens[i], name, len) == 0)
+				capacity += layout->values[i].count;
+	records = palloc_extended(sizeof(TextRecord) * Max(capacity, 1), MCXT_ALLOC_HUGE);
+
+	for (layout = set->layouts; layout != NULL; layout = layout->next)
+		for (i = 0; i < layout->ncolumns; i++)
+		{
+			ValueTable *table = &layout->values[i];
+			uint32		slot;
+
+			if (compare_bytes(layout->names[i], layout->name_lens[i], name, len) != 0)
+				continue;
+			for (slot = 0; slot <= table->mask; slot++)
+			{
+				PromLabelValue *value = table->slots[slot];
+
+				if (value == NULL)
+					continue;
+				if (value->text_len == 0)
+				{
+					value->rank = 0;
+					continue;
+				}
+				records[nrecords].hi = text_prefix(value->text, value->text_len, 0);
+				records[nrecords].lo = text_prefix(value->text, value->text_len, 8);
+				records[nrecords].value = value;
+				nrecords++;
+			}
+		}
+
+	if (nrecords > 1)
+		qsort(records, nrecords, sizeof(TextRecord), compare_text_records);
+	for (i = 0; i < nrecords; i++)
+	{
+		if (i == 0 || compare_text_records(&records[i - 1], &records[i]) != 0)
+			rank++;
+		records[i].value->rank = rank;
+	}
+	pfree(records);
+	return rank;
+}
+
+/* Sort the series of a set by label set and merge equal label sets. */
+void
+PromSortSeries(PromSeriesSet *set)
+{
+	int			nseries = set->nseries;
+	PromLayout *layout;
+	const char **names;
+	int		   *lens;
+	uint32	   *highest;
+	int			nnames = 0;
+	int			capacity = 0;
+	uint32	   *rows;
+	uint32	   *order;
+	uint32	   *sorted;
+	uint32	   *counts;
+	uint32		max_highest = 0;
+	PromSeries **series;
+	int			kept;
+	int			i;
+	int			u;
+
+	if (nseries == 0)
+		return;
+
+	/* the label names of the set, sorted and distinct */
+	for (layout = set->layouts; layout != NULL; layout = layout->next)
+		capacity += layout->ncolumns;
+	names = palloc(sizeof(char *) * Max(capacity, 1));
+	lens = palloc(sizeof(int) * Max(capacity, 1));
+	for (layout = set->layouts; layout != NULL; layout = layout->next)
+		for (i = 0; i < layout->ncolumns; i++)
+		{
+			int			j = nnames;
+
+			/* insertion into the sorted names, skipping duplicates */
+			while (j > 0 && compare_bytes(names[j - 1], lens[j - 1],
+										  layout->names[i],
+										  layout->name_lens[i]) > 0)
+				j--;
+			if (j > 0 && compare_bytes(names[j - 1], lens[j - 1],
+									   layout->names[i],
+									   layout->name_lens[i]) == 0)
+				continue;
+			memmove(names + j + 1, names + j, sizeof(char *) * (nnames - j));
+			memmove(lens + j + 1, lens + j, sizeof(int) * (nnames - j));
+			names[j] = layout->names[i];
+			lens[j] = layout->name_lens[i];
+			nnames++;
+		}
+
+	/* number the values of each name */
+	highest = palloc(sizeof(uint32) * Max(nnames, 1));
+	for (u = 0; u < nnames; u++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		highest[u] = rank_values(set, names[u], lens[u]);
+		max_highest = Max(max_highest, highest[u]);
+	}
+
+	/* one row of numbers per series; absent labels as the header says */
+	rows = palloc_extended(sizeof(uint32) * nnames * (Size) nseries,
+						   MCXT_ALLOC_HUGE);
+	for (layout = set->layouts; layout != NULL; layout = layout->next)
+	{
+		layout->name_index = palloc(sizeof(int) * Max(layout->ncolumns, 1));
+		for (i = 0; i < layout->ncolumns; i++)
+			layout->name_index[i] = find_name(names, lens, nnames,
+											  layout->names[i],
+											  layout->name_lens[i]);
+	}
+	for (i = 0; i < nseries; i++)
+	{
+		PromSeries *s = set->series[i];
+		uint32	   *row = rows + (Size) i * nnames;
+		bool		more = false;
+		int			c;
+
+		memset(row, 0, sizeof(uint32) * nnames);
+		for (c = 0; c < s->layout->ncolumns; c++)
+			if (s->values[c]->text_len > 0)
+				row[s->layout->name_index[c]] = s->values[c]->rank;
+		for (u = nnames - 1; u >= 0; u--)
+		{
+			if (row[u] != 0)
+				more = true;
+			else if (more)
+				row[u] = highest[u] + 1;
+		}
+	}
+
+	/* a stable counting sort per name, the last name first */
+	order = palloc_extended(sizeof(uint32) * nseries, MCXT_ALLOC_HUGE);
+	sorted = palloc_extended(sizeof(uint32) * nseries, MCXT_ALLOC_HUGE);
+	counts = palloc_extended(sizeof(uint32) * ((Size) max_highest + 3),
+							 MCXT_ALLOC_HUGE);
+	for (i = 0; i < nseries; i++)
+		order[i] = i;
+	for (u = nnames - 1; u >= 0; u--)
+	{
+		uint32		nkeys = highest[u] + 2;
+		uint32		sum = 0;
+		uint32	   *swap;
+		uint32		k;
+
+		CHECK_FOR_INTERRUPTS();
+		if (highest[u] == 0)
+			continue;			/* no series has it: its entries only
+								 * repeat what the later names decide */
+		memset(counts, 0, sizeof(uint32) * nkeys);
+		for (i = 0; i < nseries; i++)
+			counts[rows[(Size) order[i] * nnames + u]]++;
+		for (k = 0; k < nkeys; k++)
+		{
+			uint32		count = counts[k];
+
+			counts[k] = sum;
+			sum += count;
+		}
+		for (i = 0; i < nseries; i++)
+			sorted[counts[rows[(Size) order[i] * nnames + u]]++] = order[i];
+		swap = order;
+		order = sorted;
+		sorted = swap;
+	}
+
+	/* the series in order; equal rows are one label set */
+	series = palloc_extended(sizeof(PromSeries *) * nseries, MCXT_ALLOC_HUGE);
+	kept = 0;
+	for (i = 0; i < nseries; i++)
+	{
+		PromSeries *s = set->series[order[i]];
+
+		if (kept > 0 &&
+			memcmp(rows + (Size) order[i - 1] * nnames,
+				   rows + (Size) order[i] * nnames,
+				   sizeof(uint32) * nnames) == 0)
+		{
+			PromSeries *into = series[kept - 1];
+
+			into->tail->next = s->head;
+			into->tail = s->tail;
+			into->nsamples += s->nsamples;
+			into->needs_sort = true;
+			continue;
+		}
+		series[kept++] = s;
+	}
+	memcpy(set->series, series, sizeof(PromSeries *) * kept);
+	set->nseries = kept;
+
+	pfree(series);
+	pfree(counts);
+	pfree(sorted);
+	pfree(order);
+	pfree(rows);
+	pfree(highest);
+	pfree(lens);
+	pfree(names);
+}
+
+/* Stable merge sort of samples by time; tmp has room for n samples. */
+static void
+merge_sort_samples(PromSample *samples, PromSample *tmp, int64 n)
+{
+	int64		width;
+
+	/* insertion sort of runs of 16, then bottom-up merges */
+	for (width = 0; width < n; width += 16)
+	{
+		int64		end = Min(width + 16, n);
+		int64		i;
+
+		for (i = width + 1; i < end; i++)
+		{
+			PromSample s = samples[i];
+			int64		j = i;
+
+			while (j > width && samples[j - 1].t > s.t)
+			{
+				samples[j] = samples[j - 1];
+				j--;
+			}
+			samples[j] = s;
+		}
+	}
+	for (width = 16; width < n; width *= 2)
+	{
+		int64		lo;
+
+		CHECK_FOR_INTERRUPTS();
+		for (lo = 0; lo < n - width; lo += 2 * width)
+		{
+			int64		mid = lo + width;
+			int64		hi = Min(lo + 2 * width, n);
+			int64		a = lo,
+						b = mid,
+						k = lo;
+
+			if (samples[mid - 1].t <= samples[mid].t)
+				continue;		/* already in order */
+			while (a < mid && b < hi)
+				tmp[k++] = samples[b].t < samples[a].t ? samples[b++] : samples[a++];
+			while (a < mid)
+				tmp[k++] = samples[a++];
+			while (b < hi)
+				tmp[k++] = samples[b++];
+			memcpy(samples + lo, tmp + lo, sizeof(PromSample) * (hi - lo));
+		}
+	}
+}
+
+/*
+ * Put a series' samples in time order, keeping of several samples of one
+ * millisecond the one read last, and write them back into its blocks.
+ */
+void
+PromSortSamples(PromSeriesSet *set, PromSeries *series)
+{
+	PromSample *samples;
+	PromSample *tmp;
+	PromSampleBlock *block;
+	int64		n = 0;
+	int64		kept;
+	int64		i;
+
+	samples = MemoryContextAllocHuge(set->context,
+									 sizeof(PromSample) * series->nsamples);
+	tmp = MemoryContextAllocHuge(set->context,
+								 sizeof(PromSample) * series->nsamples);
+	for (block = series->head; block != NULL; block = block->next)
+	{
+		memcpy(samples + n, block->samples, sizeof(PromSample) * block->count);
+		n += block->count;
+	}
+	Assert(n == series->nsamples);
+	merge_sort_samples(samples, tmp, n);
+
+	/* the last of each run of equal times wins */
+	kept = 0;
+	for (i = 0; i < n; i++)
+	{
+		if (kept > 0 && samples[kept - 1].t == samples[i].t)
+			kept--;
+		samples[kept++] = samples[i];
+	}
+
+	/* refill the blocks in order; blocks left over become empty */
+	i = 0;
+	for (block = series->head; block != NULL; block = block->next)
+	{
+		block->count = Min((int64) block->capacity, kept - i);
+		memcpy(block->samples, samples + i, sizeof(PromSample) * block->count);
+		i += block->count;
+	}
+	series->nsamples = kept;
+	series->needs_sort = false;
+	pfree(samples);
+	pfree(tmp);
+}
+

@@ -1,0 +1,114 @@
+/*-------------------------------------------------------------------------
+ *
+ * series_set.h
+ *	  The insides of a series set, shared by group.c (rows to series) and
+ *	  order.c (finishing: sorting series and samples).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PROMREAD_SERIES_SET_H
+#define PROMREAD_SERIES_SET_H
+
+#include "promread.h"
+
+/* A key read from a row: bytes, or a Datum for scalar kinds. */
+typedef struct RowKey
+{
+	int32		len;			/* bytes (0 when absent) for text kinds; 0,
+								 * or -1 when absent, for scalar kinds and
+								 * BINARY */
+	union
+	{
+		const char *bytes;		/* TEXT, NAME, BINARY */
+		Datum		scalar;		/* ENUM, SCALAR */
+	}			key;
+} RowKey;
+
+/* A distinct value of one label column: what identifies it, what it reads. */
+struct PromLabelValue
+{
+	RowKey		key;
+	const char *text;			/* label value; absent when text_len is 0 */
+	int32		text_len;
+	uint32		rank;			/* order among the values of the label name,
+								 * from 1; set when the set is finished */
+	uint64		hash;
+};
+
+/* The distinct values of one column: an open-addressing table. */
+typedef struct ValueTable
+{
+	PromLabelValue **slots;		/* NULL is empty */
+	uint32		mask;
+	uint32		count;
+} ValueTable;
+
+/* A source of rows: its label columns and how to read them. */
+struct PromLayout
+{
+	int			ncolumns;
+	const char **names;
+	int		   *name_lens;
+	PromLabelKind *kinds;
+	int16	   *typlens;
+	FmgrInfo   *outfuncs;		/* for SCALAR and BINARY columns */
+	uint16	   *name_order;		/* all columns, sorted by name */
+	int			nkeys;			/* columns read from rows: all but CONST */
+	uint16	   *key_columns;
+	uint64		seed;			/* distinguishes layouts in the hash */
+	RowKey	   *row;			/* the current row's keys, by column */
+	ValueTable *values;			/* distinct values, by column */
+	uint16	   *last_order;		/* label order of the last new series */
+	uint16		last_nlabels;
+	uint16	   *order_scratch;	/* a new series' label order, being made */
+	int		   *name_index;		/* column to the set's sorted label names,
+								 * when finishing */
+	struct PromLayout *next;	/* the set's layouts */
+};
+
+/* A slot of the series index: the hash is kept to skip most candidates. */
+typedef struct SeriesSlot
+{
+	uint64		hash;
+	PromSeries *series;
+} SeriesSlot;
+
+struct PromSeriesSet
+{
+	MemoryContext context;		/* owns everything of the set */
+	MemoryContext row_context;	/* scratch for one row's detoasted values */
+	bool		row_context_used;
+	PromArena  *arena;			/* series, values, sample blocks */
+
+	PromSeries **series;		/* creation order; sorted when finished */
+	int			nseries;
+	int			series_capacity;
+
+	SeriesSlot *slots;			/* series index; NULL series: empty */
+	uint32		slot_mask;
+
+	PromSeries *last;			/* series of the previous row */
+	char	   *hash_buffer;	/* a row's keys gathered for hashing */
+	Size		hash_buffer_size;
+	int64		nsamples;
+	PromLayout *layouts;
+	int			nlayouts;
+	bool		finished;
+};
+
+/* Compare two byte strings as Go compares strings. */
+static inline int
+compare_bytes(const char *a, int alen, const char *b, int blen)
+{
+	int			cmp = memcmp(a, b, Min(alen, blen));
+
+	if (cmp != 0)
+		return cmp;
+	return (alen > blen) - (alen < blen);
+}
+
+/* order.c */
+extern void PromSortSeries(PromSeriesSet *set);
+extern void PromSortSamples(PromSeriesSet *set, PromSeries *series);
+
+#endif							/* PROMREAD_SERIES_SET_H */
