@@ -289,13 +289,13 @@ prom_read_response_agg_transfn(PG_FUNCTION_ARGS)
  * all-text layout of its label names.
  */
 static void
-add_text_series(AggState *state, int nlabels, const char **names,
-				const int *name_lens, const char **values,
-				const int *value_lens, const PromSample *samples,
-				int64 nsamples)
+add_text_series(AggState *state, int nlabels, const PromLabelRef *labels,
+				const PromSample *samples, int64 nsamples)
 {
 	PromLabelKind kinds[FUNC_MAX_ARGS] = {0};
 	Oid			types[FUNC_MAX_ARGS] = {0};
+	const char *names[FUNC_MAX_ARGS] = {0};
+	int			name_lens[FUNC_MAX_ARGS] = {0};
 	Datum		datums[FUNC_MAX_ARGS];
 	bool		isnull[FUNC_MAX_ARGS];
 	AggLayout  *layout;
@@ -311,8 +311,10 @@ add_text_series(AggState *state, int nlabels, const char **names,
 		kinds[i] = PROM_LABEL_TEXT;
 		types[i] = TEXTOID;
 		isnull[i] = false;
-		datums[i] = PointerGetDatum(cstring_to_text_with_len(values[i],
-															 value_lens[i]));
+		names[i] = labels[i].name;
+		name_lens[i] = labels[i].name_len;
+		datums[i] = PointerGetDatum(cstring_to_text_with_len(labels[i].value,
+															 labels[i].value_len));
 	}
 	layout = find_layout(state, nlabels, names, name_lens, kinds, types, true);
 	for (i = 0; i < nsamples; i++)
@@ -328,23 +330,16 @@ merge_state(AggState *into, const AggState *from)
 {
 	int			nseries;
 	PromSeries *const *series = PromSeriesSetSeries(from->set, &nseries);
-	const char *names[FUNC_MAX_ARGS];
-	const char *values[FUNC_MAX_ARGS];
-	int			name_lens[FUNC_MAX_ARGS];
-	int			value_lens[FUNC_MAX_ARGS];
+	PromLabelRef labels[PROM_MAX_LABELS];
 	int			i;
 
 	for (i = 0; i < nseries; i++)
 	{
 		const PromSampleBlock *block;
-		int			j;
+		int			n = PromSeriesLabels(series[i], labels);
 
-		for (j = 0; j < series[i]->nlabels; j++)
-			PromSeriesLabel(series[i], j, &names[j], &name_lens[j],
-							&values[j], &value_lens[j]);
 		for (block = series[i]->head; block != NULL; block = block->next)
-			add_text_series(into, series[i]->nlabels, names, name_lens,
-							values, value_lens, block->samples, block->count);
+			add_text_series(into, n, labels, block->samples, block->count);
 	}
 }
 
@@ -401,6 +396,7 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 	AggState   *state = (AggState *) PG_GETARG_POINTER(0);
 	int			nseries;
 	PromSeries *const *series = PromSeriesSetSeries(state->set, &nseries);
+	PromLabelRef labels[PROM_MAX_LABELS];
 	Size		size = VARHDRSZ + 4 + sizeof(uint32);
 	bytea	   *result;
 	char	   *p;
@@ -408,20 +404,13 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 
 	for (i = 0; i < nseries; i++)
 	{
+		int			n = PromSeriesLabels(series[i], labels);
 		int			j;
 
 		size += sizeof(uint32) + sizeof(int64) +
 			sizeof(PromSample) * series[i]->nsamples;
-		for (j = 0; j < series[i]->nlabels; j++)
-		{
-			const char *name;
-			const char *value;
-			int			name_len;
-			int			value_len;
-
-			PromSeriesLabel(series[i], j, &name, &name_len, &value, &value_len);
-			size += 2 * sizeof(uint32) + name_len + value_len;
-		}
+		for (j = 0; j < n; j++)
+			size += 2 * sizeof(uint32) + labels[j].name_len + labels[j].value_len;
 	}
 	if (size > MaxAllocSize)
 		ereport(ERROR,
@@ -436,21 +425,16 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 	{
 		const PromSampleBlock *block;
 		int64		nsamples = series[i]->nsamples;
+		int			n = PromSeriesLabels(series[i], labels);
 		int			j;
 
-		p = put_bytes(p, &(uint32) {series[i]->nlabels}, sizeof(uint32));
-		for (j = 0; j < series[i]->nlabels; j++)
+		p = put_bytes(p, &(uint32) {n}, sizeof(uint32));
+		for (j = 0; j < n; j++)
 		{
-			const char *name;
-			const char *value;
-			int			name_len;
-			int			value_len;
-
-			PromSeriesLabel(series[i], j, &name, &name_len, &value, &value_len);
-			p = put_bytes(p, &(uint32) {name_len}, sizeof(uint32));
-			p = put_bytes(p, name, name_len);
-			p = put_bytes(p, &(uint32) {value_len}, sizeof(uint32));
-			p = put_bytes(p, value, value_len);
+			p = put_bytes(p, &(uint32) {labels[j].name_len}, sizeof(uint32));
+			p = put_bytes(p, labels[j].name, labels[j].name_len);
+			p = put_bytes(p, &(uint32) {labels[j].value_len}, sizeof(uint32));
+			p = put_bytes(p, labels[j].value, labels[j].value_len);
 		}
 		p = put_bytes(p, &nsamples, sizeof(int64));
 		for (block = series[i]->head; block != NULL; block = block->next)
@@ -522,10 +506,7 @@ prom_read_response_agg_deserialfn(PG_FUNCTION_ARGS)
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(seriescxt);
 		uint32		nlabels = take_uint32(&reader);
-		const char **names;
-		const char **values;
-		int		   *name_lens;
-		int		   *value_lens;
+		PromLabelRef labels[FUNC_MAX_ARGS];
 		int64		nsamples;
 		const char *sample_bytes;
 		PromSample *samples;
@@ -536,16 +517,12 @@ prom_read_response_agg_deserialfn(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 					 errmsg("invalid prom_read_response_agg state"),
 					 errdetail("A series has %u labels.", nlabels)));
-		names = palloc(sizeof(char *) * Max(nlabels, 1));
-		values = palloc(sizeof(char *) * Max(nlabels, 1));
-		name_lens = palloc(sizeof(int) * Max(nlabels, 1));
-		value_lens = palloc(sizeof(int) * Max(nlabels, 1));
 		for (j = 0; j < nlabels; j++)
 		{
-			name_lens[j] = take_uint32(&reader);
-			names[j] = take(&reader, (uint32) name_lens[j]);
-			value_lens[j] = take_uint32(&reader);
-			values[j] = take(&reader, (uint32) value_lens[j]);
+			labels[j].name_len = take_uint32(&reader);
+			labels[j].name = take(&reader, (uint32) labels[j].name_len);
+			labels[j].value_len = take_uint32(&reader);
+			labels[j].value = take(&reader, (uint32) labels[j].value_len);
 		}
 		memcpy(&nsamples, take(&reader, sizeof(int64)), sizeof(int64));
 		if (nsamples < 0 || nsamples > (int64) (MaxAllocSize / sizeof(PromSample)))
@@ -553,8 +530,7 @@ prom_read_response_agg_deserialfn(PG_FUNCTION_ARGS)
 		sample_bytes = take(&reader, sizeof(PromSample) * nsamples);
 		samples = palloc(sizeof(PromSample) * Max(nsamples, 1));
 		memcpy(samples, sample_bytes, sizeof(PromSample) * nsamples);
-		add_text_series(state, nlabels, names, name_lens, values, value_lens,
-						samples, nsamples);
+		add_text_series(state, nlabels, labels, samples, nsamples);
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextReset(seriescxt);
 	}

@@ -3,12 +3,13 @@
  * arena.c
  *	  The bump allocator of series sets, over memory reused between calls.
  *
- * A series set allocates its series, label copies and sample blocks from
- * an arena: 1 MB chunks carved front to back, with no per-allocation
- * header and nothing freed before the set is.  The chunks of a finished
- * call are kept, up to promread.keep_memory, and handed to the next call:
- * fresh memory costs a page fault per 4 kB page on first touch, which for
- * a million samples is as much as grouping them.  An arena belongs to a
+ * A series set allocates its series, label copies, sample blocks and
+ * large working arrays from an arena: 1 MB chunks carved front to back,
+ * with no per-allocation header and nothing freed before the set is (a
+ * large request gets a chunk of its own, a multiple of 1 MB).  The chunks
+ * of a finished call are kept, up to promread.keep_memory, and handed to the
+ * next calls: fresh memory costs a page fault per 4 kB page on first touch,
+ * which for a million samples is as much as grouping them.  An arena belongs to a
  * memory context and gives its chunks back when that context is reset or
  * deleted, so an error in the middle of a call loses nothing.
  *
@@ -55,12 +56,11 @@ arena_release(void *arg)
 	{
 		ArenaChunk *next = chunk->next;
 
-		if (chunk->size == ARENA_CHUNK_SIZE &&
-			pool_bytes + ARENA_CHUNK_SIZE <= (Size) promread_keep_memory * 1024)
+		if (pool_bytes + chunk->size <= (Size) promread_keep_memory * 1024)
 		{
 			chunk->next = pool;
 			pool = chunk;
-			pool_bytes += ARENA_CHUNK_SIZE;
+			pool_bytes += chunk->size;
 		}
 		else
 			free(chunk);
@@ -83,17 +83,28 @@ PromArenaCreate(MemoryContext context)
 	return arena;
 }
 
-/* A chunk of the given size: from the pool when it is a pooled size. */
+/*
+ * A chunk of at least the given size, a multiple of ARENA_CHUNK_SIZE: the
+ * smallest fitting one of the pool, unless it is more than twice as large,
+ * else a new one.
+ */
 static ArenaChunk *
 take_chunk(PromArena *arena, Size size)
 {
+	ArenaChunk **best = NULL;
+	ArenaChunk **link;
 	ArenaChunk *chunk;
 
-	if (size == ARENA_CHUNK_SIZE && pool != NULL)
+	size = TYPEALIGN(ARENA_CHUNK_SIZE, size);
+	for (link = &pool; *link != NULL; link = &(*link)->next)
+		if ((*link)->size >= size && (*link)->size <= 2 * size &&
+			(best == NULL || (*link)->size < (*best)->size))
+			best = link;
+	if (best != NULL)
 	{
-		chunk = pool;
-		pool = chunk->next;
-		pool_bytes -= ARENA_CHUNK_SIZE;
+		chunk = *best;
+		*best = chunk->next;
+		pool_bytes -= chunk->size;
 	}
 	else
 	{
@@ -107,7 +118,7 @@ take_chunk(PromArena *arena, Size size)
 	}
 	chunk->next = arena->chunks;
 	arena->chunks = chunk;
-	arena->bytes += size;
+	arena->bytes += chunk->size;
 	return chunk;
 }
 
@@ -132,7 +143,7 @@ PromArenaAlloc(PromArena *arena, Size size)
 		}
 		chunk = take_chunk(arena, ARENA_CHUNK_SIZE);
 		arena->next = (char *) chunk + CHUNK_HEADER;
-		arena->left = ARENA_CHUNK_SIZE - CHUNK_HEADER;
+		arena->left = chunk->size - CHUNK_HEADER;
 	}
 	result = arena->next;
 	arena->next += size;

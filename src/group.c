@@ -32,15 +32,18 @@
  * and turned into its label text: an enum value through a per-backend cache
  * of the enum's labels (enum_cache.c), another type through its output
  * function.  So a label repeated across series (a datacenter, an
- * environment) is stored and converted once, and series point to it.  The
+ * environment) is stored and converted once, and series point to it.  A
+ * column whose values turn out to be nearly all distinct (a host name per
+ * series) stops being looked up, and each new series gets its own value.  The
  * series also records which labels are present, ordered by name; that
  * order is shared with the previous new series when it is the same.
  *
  * Samples are appended to a chain of blocks owned by the series, allocated
  * from the set's arena (arena.c: memory reused between calls, so that its
- * pages are not faulted in again) with doubling capacities (4 samples, then
- * 8, up to 1024): 16 bytes per sample plus a bounded slack, no per-row
- * allocation.  A series notes whether its samples arrived in strictly
+ * pages are not faulted in again): the first block as large as the
+ * previous new series holds by then (so when each series' rows come
+ * together, blocks fit), then doubling capacities up to 1024 samples: 16
+ * bytes per sample plus a bounded slack, no per-row allocation.  A series notes whether its samples arrived in strictly
  * increasing time; only those that did not are sorted when the set is
  * finished.  Finishing (order.c) sorts the series once.
  *
@@ -78,11 +81,12 @@ PromSeriesSetCreate(MemoryContext context)
 											 ALLOCSET_SMALL_SIZES);
 	set->arena = PromArenaCreate(setcxt);
 	set->series_capacity = 64;
-	set->series = MemoryContextAlloc(setcxt,
-									 sizeof(PromSeries *) * set->series_capacity);
+	set->series = PromArenaAlloc(set->arena,
+								 sizeof(PromSeries *) * set->series_capacity);
 	set->slot_mask = 127;
-	set->slots = MemoryContextAllocZero(setcxt,
-										sizeof(SeriesSlot) * (set->slot_mask + 1));
+	set->slots = PromArenaAlloc(set->arena,
+								sizeof(SeriesSlot) * (set->slot_mask + 1));
+	memset(set->slots, 0, sizeof(SeriesSlot) * (set->slot_mask + 1));
 	return set;
 }
 
@@ -133,11 +137,11 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 	PromLayout *layout = palloc0(sizeof(PromLayout));
 	int			i;
 
-	if (ncolumns > PG_UINT16_MAX)
+	if (ncolumns > PROM_MAX_LABELS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a series cannot have more than %d labels",
-						PG_UINT16_MAX)));
+						PROM_MAX_LABELS)));
 
 	layout->ncolumns = ncolumns;
 	layout->names = palloc(sizeof(char *) * Max(ncolumns, 1));
@@ -174,7 +178,8 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 		}
 
 		table->mask = VALUE_TABLE_FIRST - 1;
-		table->slots = palloc0(sizeof(PromLabelValue *) * VALUE_TABLE_FIRST);
+		table->slots = palloc0(sizeof(ValueSlot) * VALUE_TABLE_FIRST);
+		table->interning = true;
 		if (kinds[i] == PROM_LABEL_CONST)
 		{
 			/* the one value of a constant label */
@@ -184,7 +189,7 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 			value->text_len = strlen(const_values[i]);
 			value->text = copy_label_text(set, names[i], const_values[i],
 										  value->text_len);
-			table->slots[0] = value;
+			table->slots[0].value = value;
 			table->count = 1;
 		}
 		else
@@ -414,24 +419,39 @@ hash_row(PromSeriesSet *set, const PromLayout *layout)
 static PromSeries *
 find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash)
 {
-	uint32		slot = (uint32) hash & set->slot_mask;
-	PromSeries *candidate;
+	uint32		tag = (uint32) (hash >> 32);
+	uint32		slot = tag & set->slot_mask;
 
-	while ((candidate = set->slots[slot].series) != NULL)
+	while (set->slots[slot].number != 0)
 	{
-		if (set->slots[slot].hash == hash && candidate->layout == layout &&
-			keys_equal(layout, candidate))
-			return candidate;
+		if (set->slots[slot].tag == tag)
+		{
+			PromSeries *candidate = set->series[set->slots[slot].number - 1];
+
+			if (candidate->layout == layout && keys_equal(layout, candidate))
+				return candidate;
+		}
 		slot = (slot + 1) & set->slot_mask;
 	}
 	return NULL;
 }
 
-/* Put a series into the index, doubling it when half full. */
-static void
-index_series(PromSeriesSet *set, PromSeries *series, uint64 hash)
+/* Put a slot into the index, probing from its tag. */
+static inline void
+put_slot(SeriesSlot *slots, uint32 mask, SeriesSlot entry)
 {
-	uint32		slot;
+	uint32		slot = entry.tag & mask;
+
+	while (slots[slot].number != 0)
+		slot = (slot + 1) & mask;
+	slots[slot] = entry;
+}
+
+/* Put the newest series into the index, doubling it when half full. */
+static void
+index_series(PromSeriesSet *set, uint64 hash)
+{
+	SeriesSlot	entry = {(uint32) (hash >> 32), set->nseries};
 
 	if ((uint32) set->nseries * 2 > set->slot_mask)
 	{
@@ -440,19 +460,13 @@ index_series(PromSeriesSet *set, PromSeries *series, uint64 hash)
 		uint32		i;
 
 		set->slot_mask = old_size * 2 - 1;
-		set->slots = MemoryContextAllocHuge(set->context,
-											sizeof(SeriesSlot) * old_size * 2);
+		set->slots = arena_alloc(set, sizeof(SeriesSlot) * old_size * 2);
 		memset(set->slots, 0, sizeof(SeriesSlot) * old_size * 2);
 		for (i = 0; i < old_size; i++)
-			if (old_slots[i].series != NULL)
-				index_series(set, old_slots[i].series, old_slots[i].hash);
-		pfree(old_slots);
+			if (old_slots[i].number != 0)
+				put_slot(set->slots, set->slot_mask, old_slots[i]);
 	}
-	slot = (uint32) hash & set->slot_mask;
-	while (set->slots[slot].series != NULL)
-		slot = (slot + 1) & set->slot_mask;
-	set->slots[slot].hash = hash;
-	set->slots[slot].series = series;
+	put_slot(set->slots, set->slot_mask, entry);
 }
 
 /* Print a value with its type's output function, once per distinct value. */
@@ -480,29 +494,15 @@ hash_key(PromLabelKind kind, const RowKey *key)
 	return XXH3_64bits_withSeed(key->key.bytes, key->len, key->len);
 }
 
-/*
- * The distinct value of a column that the current row holds, made when
- * first seen: its key copied, its label text made once.
- */
+/* A new distinct value of a column, for the current row's key. */
 static PromLabelValue *
-column_value(PromSeriesSet *set, PromLayout *layout, int column,
-			 const Datum *values)
+new_value(PromSeriesSet *set, PromLayout *layout, int column,
+		  const Datum *values, uint64 hash)
 {
-	ValueTable *table = &layout->values[column];
 	PromLabelKind kind = layout->kinds[column];
 	const RowKey *key = &layout->row[column];
-	uint64		hash = hash_key(kind, key);
-	uint32		slot = (uint32) hash & table->mask;
-	PromLabelValue *value;
+	PromLabelValue *value = arena_alloc(set, sizeof(PromLabelValue));
 
-	while ((value = table->slots[slot]) != NULL)
-	{
-		if (value->hash == hash && key_equal(kind, key, &value->key))
-			return value;
-		slot = (slot + 1) & table->mask;
-	}
-
-	value = arena_alloc(set, sizeof(PromLabelValue));
 	memset(value, 0, sizeof(PromLabelValue));
 	value->key = *key;
 	value->hash = hash;
@@ -547,29 +547,60 @@ column_value(PromSeriesSet *set, PromLayout *layout, int column,
 		case PROM_LABEL_CONST:
 			break;
 	}
+	return value;
+}
 
-	table->slots[slot] = value;
-	if (++table->count * 2 > table->mask)
+/*
+ * The distinct value of a column that the current row holds, made when
+ * first seen: its key copied, its label text made once.  A column whose
+ * values are nearly all distinct stops being looked up.
+ */
+static PromLabelValue *
+column_value(PromSeriesSet *set, PromLayout *layout, int column,
+			 const Datum *values)
+{
+	ValueTable *table = &layout->values[column];
+	PromLabelKind kind = layout->kinds[column];
+	const RowKey *key = &layout->row[column];
+	uint64		hash;
+	uint32		slot;
+	PromLabelValue *value;
+
+	if (!table->interning)
+		return new_value(set, layout, column, values, 0);
+
+	hash = hash_key(kind, key);
+	slot = (uint32) hash & table->mask;
+	while ((value = table->slots[slot].value) != NULL)
+	{
+		if (table->slots[slot].hash == hash && key_equal(kind, key, &value->key))
+			return value;
+		slot = (slot + 1) & table->mask;
+	}
+
+	value = new_value(set, layout, column, values, hash);
+	table->slots[slot].hash = hash;
+	table->slots[slot].value = value;
+	if (++table->count >= 1024 && table->count * 4 > (uint32) set->nseries * 3)
+		table->interning = false;	/* a value per series: no use looking */
+	else if (table->count * 2 > table->mask)
 	{
 		uint32		old_size = table->mask + 1;
-		PromLabelValue **old_slots = table->slots;
+		ValueSlot  *old_slots = table->slots;
 		uint32		i;
 
 		table->mask = old_size * 2 - 1;
-		table->slots = MemoryContextAllocZero(set->context,
-											  sizeof(PromLabelValue *) * old_size * 2);
+		table->slots = arena_alloc(set, sizeof(ValueSlot) * old_size * 2);
+		memset(table->slots, 0, sizeof(ValueSlot) * old_size * 2);
 		for (i = 0; i < old_size; i++)
 		{
-			PromLabelValue *moved = old_slots[i];
-
-			if (moved == NULL)
+			if (old_slots[i].value == NULL)
 				continue;
-			slot = (uint32) moved->hash & table->mask;
-			while (table->slots[slot] != NULL)
+			slot = (uint32) old_slots[i].hash & table->mask;
+			while (table->slots[slot].value != NULL)
 				slot = (slot + 1) & table->mask;
-			table->slots[slot] = moved;
+			table->slots[slot] = old_slots[i];
 		}
-		pfree(old_slots);
 	}
 	return value;
 }
@@ -592,7 +623,7 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	series->layout = layout;
 	for (i = 0; i < ncolumns; i++)
 		series->values[i] = layout->kinds[i] == PROM_LABEL_CONST ?
-			layout->values[i].slots[0] : column_value(set, layout, i, values);
+			layout->values[i].slots[0].value : column_value(set, layout, i, values);
 
 	/* the label set: present labels in name order, shared when unchanged */
 	for (i = 0; i < ncolumns; i++)
@@ -616,16 +647,24 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 
 	if (set->nseries == set->series_capacity)
 	{
+		PromSeries **grown = arena_alloc(set, sizeof(PromSeries *) *
+										 set->series_capacity * 2);
+
+		memcpy(grown, set->series, sizeof(PromSeries *) * set->nseries);
+		set->series = grown;
 		set->series_capacity *= 2;
-		set->series = repalloc_huge(set->series,
-									sizeof(PromSeries *) * set->series_capacity);
 	}
 	set->series[set->nseries++] = series;
-	index_series(set, series, hash);
+	index_series(set, hash);
 	return series;
 }
 
-/* Give a series a new, larger sample block at the end of its chain. */
+/*
+ * Give a series a new sample block at the end of its chain: twice as large
+ * as its last, or, for the first block of the newest series, as large as the
+ * series made before it holds now (which, when each series' rows come
+ * together, is all of that series, and often the size of this one).
+ */
 static PromSampleBlock *
 grow_samples(PromSeriesSet *set, PromSeries *series)
 {
@@ -634,6 +673,11 @@ grow_samples(PromSeriesSet *set, PromSeries *series)
 
 	if (series->tail != NULL)
 		capacity = Min(series->tail->capacity * 2, BLOCK_MAX_CAPACITY);
+	else if (set->nseries >= 2 && set->series[set->nseries - 1] == series)
+		capacity = Min(Max(TYPEALIGN(BLOCK_FIRST_CAPACITY,
+									 set->series[set->nseries - 2]->nsamples),
+						   BLOCK_FIRST_CAPACITY),
+					   BLOCK_MAX_CAPACITY);
 	block = arena_alloc(set, offsetof(PromSampleBlock, samples) +
 						sizeof(PromSample) * capacity);
 	block->next = NULL;
@@ -706,17 +750,26 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 	}
 }
 
-/* Name and value of the i-th label (in name order) of a series. */
-void
-PromSeriesLabel(const PromSeries *series, int i, const char **name,
-				int *name_len, const char **value, int *value_len)
+/*
+ * The labels of a series, in name order, into labels (room for
+ * series->nlabels); returns their number.
+ */
+int
+PromSeriesLabels(const PromSeries *series, PromLabelRef *labels)
 {
-	int			column = series->order[i];
+	const PromLayout *layout = series->layout;
+	int			i;
 
-	*name = series->layout->names[column];
-	*name_len = series->layout->name_lens[column];
-	*value = series->values[column]->text;
-	*value_len = series->values[column]->text_len;
+	for (i = 0; i < series->nlabels; i++)
+	{
+		int			column = series->order[i];
+
+		labels[i].name = layout->names[column];
+		labels[i].name_len = layout->name_lens[column];
+		labels[i].value = series->values[column]->text;
+		labels[i].value_len = series->values[column]->text_len;
+	}
+	return series->nlabels;
 }
 
 /* Sort the series, merge equal label sets, put samples in time order. */

@@ -14,9 +14,9 @@
  *
  *   - the label names of all layouts are sorted; a series' row has one
  *     entry per name, in that order;
- *   - the distinct values of a name (kept per column while grouping) are
- *     sorted once, bytewise, and numbered from 1: a present label's entry
- *     is its value's number;
+ *   - the distinct values of a name (shared by the series that have them)
+ *     are sorted once, bytewise, and numbered from 1: a present label's
+ *     entry is its value's number;
  *   - an absent label's entry is 0 when the series has no label after it,
  *     and greater than every number when it has one.
  *
@@ -96,63 +96,81 @@ find_name(const char **names, const int *lens, int nnames, const char *name,
 	return lo;
 }
 
-/*
- * Number the distinct present values of every column with a given name, in
- * bytewise order of their text, from 1; equal texts get equal numbers.
- * Returns the highest number.
- */
-static uint32
-rank_values(PromSeriesSet *set, const char *name, int len)
+/* Values of one label name being numbered. */
+typedef struct NameValues
 {
 	TextRecord *records;
-	int			nrecords = 0;
-	int			capacity = 0;
-	PromLayout *layout;
-	uint32		rank = 0;
+	uint32		count;
+	uint32		capacity;
+} NameValues;
+
+/*
+ * Number the present values of every label name, in bytewise order of
+ * their text, from 1; equal texts get equal numbers.  Values are gathered
+ * from the series (a value shared by several series once), so values made
+ * without a lookup in their column's table are numbered too.  Sets
+ * highest[u], the highest number of name u.
+ */
+static void
+rank_values(PromSeriesSet *set, int nnames, uint32 *highest)
+{
+	NameValues *names = palloc0(sizeof(NameValues) * Max(nnames, 1));
 	int			i;
+	int			u;
 
-	for (layout = set->layouts; layout != NULL; layout = layout->next)
-		for (i = 0; i < layout->ncolumns; i++)
-			if (compare_bytes(layout->names[i], layout->name_lens[i], name, len) == 0)
-				capacity += layout->values[i].count;
-	records = palloc_extended(sizeof(TextRecord) * Max(capacity, 1), MCXT_ALLOC_HUGE);
-
-	for (layout = set->layouts; layout != NULL; layout = layout->next)
-		for (i = 0; i < layout->ncolumns; i++)
-		{
-			ValueTable *table = &layout->values[i];
-			uint32		slot;
-
-			if (compare_bytes(layout->names[i], layout->name_lens[i], name, len) != 0)
-				continue;
-			for (slot = 0; slot <= table->mask; slot++)
-			{
-				PromLabelValue *value = table->slots[slot];
-
-				if (value == NULL)
-					continue;
-				if (value->text_len == 0)
-				{
-					value->rank = 0;
-					continue;
-				}
-				records[nrecords].hi = text_prefix(value->text, value->text_len, 0);
-				records[nrecords].lo = text_prefix(value->text, value->text_len, 8);
-				records[nrecords].value = value;
-				nrecords++;
-			}
-		}
-
-	if (nrecords > 1)
-		qsort(records, nrecords, sizeof(TextRecord), compare_text_records);
-	for (i = 0; i < nrecords; i++)
+	/* gather each value once, marked by a rank that is not yet one */
+	for (i = 0; i < set->nseries; i++)
 	{
-		if (i == 0 || compare_text_records(&records[i - 1], &records[i]) != 0)
-			rank++;
-		records[i].value->rank = rank;
+		const PromSeries *series = set->series[i];
+		const PromLayout *layout = series->layout;
+		int			c;
+
+		for (c = 0; c < layout->ncolumns; c++)
+		{
+			PromLabelValue *value = series->values[c];
+			NameValues *name = &names[layout->name_index[c]];
+
+			if (value->text_len == 0 || value->rank == PG_UINT32_MAX)
+				continue;
+			value->rank = PG_UINT32_MAX;
+			if (name->count == name->capacity)
+			{
+				TextRecord *grown;
+
+				name->capacity = Max(name->capacity * 2, 16);
+				grown = PromArenaAlloc(set->arena,
+									   sizeof(TextRecord) * name->capacity);
+				if (name->count > 0)
+					memcpy(grown, name->records, sizeof(TextRecord) * name->count);
+				name->records = grown;
+			}
+			name->records[name->count].hi = text_prefix(value->text, value->text_len, 0);
+			name->records[name->count].lo = text_prefix(value->text, value->text_len, 8);
+			name->records[name->count].value = value;
+			name->count++;
+		}
 	}
-	pfree(records);
-	return rank;
+
+	for (u = 0; u < nnames; u++)
+	{
+		NameValues *name = &names[u];
+		uint32		rank = 0;
+		uint32		k;
+
+		CHECK_FOR_INTERRUPTS();
+		if (name->count > 1)
+			qsort(name->records, name->count, sizeof(TextRecord),
+				  compare_text_records);
+		for (k = 0; k < name->count; k++)
+		{
+			if (k == 0 || compare_text_records(&name->records[k - 1],
+											   &name->records[k]) != 0)
+				rank++;
+			name->records[k].value->rank = rank;
+		}
+		highest[u] = rank;
+	}
+	pfree(names);
 }
 
 /* Sort the series of a set by label set and merge equal label sets. */
@@ -206,17 +224,6 @@ PromSortSeries(PromSeriesSet *set)
 		}
 
 	/* number the values of each name */
-	highest = palloc(sizeof(uint32) * Max(nnames, 1));
-	for (u = 0; u < nnames; u++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		highest[u] = rank_values(set, names[u], lens[u]);
-		max_highest = Max(max_highest, highest[u]);
-	}
-
-	/* one row of numbers per series; absent labels as the header says */
-	rows = palloc_extended(sizeof(uint32) * nnames * (Size) nseries,
-						   MCXT_ALLOC_HUGE);
 	for (layout = set->layouts; layout != NULL; layout = layout->next)
 	{
 		layout->name_index = palloc(sizeof(int) * Max(layout->ncolumns, 1));
@@ -225,6 +232,13 @@ PromSortSeries(PromSeriesSet *set)
 											  layout->names[i],
 											  layout->name_lens[i]);
 	}
+	highest = palloc(sizeof(uint32) * Max(nnames, 1));
+	rank_values(set, nnames, highest);
+	for (u = 0; u < nnames; u++)
+		max_highest = Max(max_highest, highest[u]);
+
+	/* one row of numbers per series; absent labels as the header says */
+	rows = PromArenaAlloc(set->arena, sizeof(uint32) * nnames * (Size) nseries);
 	for (i = 0; i < nseries; i++)
 	{
 		PromSeries *s = set->series[i];
@@ -246,10 +260,9 @@ PromSortSeries(PromSeriesSet *set)
 	}
 
 	/* a stable counting sort per name, the last name first */
-	order = palloc_extended(sizeof(uint32) * nseries, MCXT_ALLOC_HUGE);
-	sorted = palloc_extended(sizeof(uint32) * nseries, MCXT_ALLOC_HUGE);
-	counts = palloc_extended(sizeof(uint32) * ((Size) max_highest + 3),
-							 MCXT_ALLOC_HUGE);
+	order = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
+	sorted = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
+	counts = PromArenaAlloc(set->arena, sizeof(uint32) * ((Size) max_highest + 3));
 	for (i = 0; i < nseries; i++)
 		order[i] = i;
 	for (u = nnames - 1; u >= 0; u--)
@@ -281,7 +294,7 @@ PromSortSeries(PromSeriesSet *set)
 	}
 
 	/* the series in order; equal rows are one label set */
-	series = palloc_extended(sizeof(PromSeries *) * nseries, MCXT_ALLOC_HUGE);
+	series = PromArenaAlloc(set->arena, sizeof(PromSeries *) * nseries);
 	kept = 0;
 	for (i = 0; i < nseries; i++)
 	{
@@ -302,14 +315,9 @@ PromSortSeries(PromSeriesSet *set)
 		}
 		series[kept++] = s;
 	}
-	memcpy(set->series, series, sizeof(PromSeries *) * kept);
+	set->series = series;
 	set->nseries = kept;
 
-	pfree(series);
-	pfree(counts);
-	pfree(sorted);
-	pfree(order);
-	pfree(rows);
 	pfree(highest);
 	pfree(lens);
 	pfree(names);

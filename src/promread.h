@@ -22,6 +22,7 @@
 
 #include <time.h>
 
+#include "access/htup_details.h"
 #include "datatype/timestamp.h"
 #include "fmgr.h"
 #include "nodes/pg_list.h"
@@ -147,6 +148,18 @@ typedef enum PromLabelKind
 typedef struct PromLayout PromLayout;
 typedef struct PromLabelValue PromLabelValue;
 
+/* The most labels a series has: a relation's columns and __name__. */
+#define PROM_MAX_LABELS		(MaxTupleAttributeNumber + 1)
+
+/* A label of a series as Prometheus sees it: name and value. */
+typedef struct PromLabelRef
+{
+	const char *name;
+	const char *value;
+	int			name_len;
+	int			value_len;
+} PromLabelRef;
+
 /*
  * One series: its label values (one per column of its layout, each a
  * distinct value shared by the series that have it), its samples in blocks.
@@ -181,9 +194,7 @@ extern Size PromSeriesSetMemory(const PromSeriesSet *set);
 extern PromSeries *const *PromSeriesSetSeries(const PromSeriesSet *set,
 											  int *count);
 extern int64 PromSeriesSetSampleCount(const PromSeriesSet *set);
-extern void PromSeriesLabel(const PromSeries *series, int i,
-							const char **name, int *name_len,
-							const char **value, int *value_len);
+extern int	PromSeriesLabels(const PromSeries *series, PromLabelRef *labels);
 
 /*---- Query execution (scan.c, query.c) ----*/
 

@@ -44,19 +44,14 @@ label_size(int name_len, int value_len)
 Size
 PromSeriesLabelsSize(const PromSeries *series)
 {
+	PromLabelRef labels[PROM_MAX_LABELS];
+	int			n = PromSeriesLabels(series, labels);
 	Size		size = 0;
 	int			i;
 
-	for (i = 0; i < series->nlabels; i++)
-	{
-		const char *name;
-		const char *value;
-		int			name_len;
-		int			value_len;
-
-		PromSeriesLabel(series, i, &name, &name_len, &value, &value_len);
-		size += wire_len_field_size(label_size(name_len, value_len));
-	}
+	for (i = 0; i < n; i++)
+		size += wire_len_field_size(label_size(labels[i].name_len,
+											   labels[i].value_len));
 	return size;
 }
 
@@ -64,23 +59,20 @@ PromSeriesLabelsSize(const PromSeries *series)
 char *
 PromPutSeriesLabels(char *p, const PromSeries *series)
 {
+	PromLabelRef labels[PROM_MAX_LABELS];
+	int			n = PromSeriesLabels(series, labels);
 	int			i;
 
-	for (i = 0; i < series->nlabels; i++)
+	for (i = 0; i < n; i++)
 	{
-		const char *name;
-		const char *value;
-		int			name_len;
-		int			value_len;
-
-		PromSeriesLabel(series, i, &name, &name_len, &value, &value_len);
-		p = wire_put_len_header(p, LABELS_FIELD, label_size(name_len, value_len));
-		p = wire_put_len_header(p, LABEL_NAME_FIELD, name_len);
-		memcpy(p, name, name_len);
-		p += name_len;
-		p = wire_put_len_header(p, LABEL_VALUE_FIELD, value_len);
-		memcpy(p, value, value_len);
-		p += value_len;
+		p = wire_put_len_header(p, LABELS_FIELD,
+								label_size(labels[i].name_len, labels[i].value_len));
+		p = wire_put_len_header(p, LABEL_NAME_FIELD, labels[i].name_len);
+		memcpy(p, labels[i].name, labels[i].name_len);
+		p += labels[i].name_len;
+		p = wire_put_len_header(p, LABEL_VALUE_FIELD, labels[i].value_len);
+		memcpy(p, labels[i].value, labels[i].value_len);
+		p += labels[i].value_len;
 	}
 	return p;
 }

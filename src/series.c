@@ -55,15 +55,6 @@ timestamp_of_ms(int64 ms)
 	return PromMsToTimestamp(ms);
 }
 
-/* A label of a series, for building its jsonb. */
-typedef struct JsonbLabel
-{
-	const char *name;
-	const char *value;
-	int			name_len;
-	int			value_len;
-} JsonbLabel;
-
 /*
  * The labels of a series as a jsonb object, written directly in jsonb's
  * binary format rather than through pushJsonbValue, which costs more than
@@ -76,8 +67,8 @@ typedef struct JsonbLabel
 static Jsonb *
 labels_jsonb(const PromSeries *series)
 {
-	int			n = series->nlabels;
-	JsonbLabel *labels = palloc(sizeof(JsonbLabel) * Max(n, 1));
+	PromLabelRef labels[PROM_MAX_LABELS];
+	int			n = PromSeriesLabels(series, labels);
 	Size		size = VARHDRSZ + sizeof(uint32) + sizeof(JEntry) * 2 * n;
 	uint32		offset = 0;
 	Jsonb	   *jsonb;
@@ -85,17 +76,15 @@ labels_jsonb(const PromSeries *series)
 	char	   *data;
 	int			i;
 
-	for (i = 0; i < n; i++)
+	/* jsonb's key order: an insertion sort, labels are few */
+	for (i = 1; i < n; i++)
 	{
-		JsonbLabel label;
+		PromLabelRef label = labels[i];
 		int			j;
 
-		PromSeriesLabel(series, i, &label.name, &label.name_len,
-						&label.value, &label.value_len);
-		size += label.name_len + label.value_len;
 		for (j = i; j > 0; j--)
 		{
-			const JsonbLabel *other = &labels[j - 1];
+			const PromLabelRef *other = &labels[j - 1];
 
 			if (other->name_len < label.name_len ||
 				(other->name_len == label.name_len &&
@@ -105,6 +94,8 @@ labels_jsonb(const PromSeries *series)
 		}
 		labels[j] = label;
 	}
+	for (i = 0; i < n; i++)
+		size += labels[i].name_len + labels[i].value_len;
 	if (size - VARHDRSZ > JENTRY_OFFLENMASK)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -117,7 +108,7 @@ labels_jsonb(const PromSeries *series)
 	data = (char *) (entries + 2 * n);
 	for (i = 0; i < 2 * n; i++)
 	{
-		const JsonbLabel *label = &labels[i % n];
+		const PromLabelRef *label = &labels[i % n];
 		const char *bytes = i < n ? label->name : label->value;
 		int			len = i < n ? label->name_len : label->value_len;
 
@@ -126,7 +117,6 @@ labels_jsonb(const PromSeries *series)
 		entries[i] = JENTRY_ISSTRING |
 			(i % JB_OFFSET_STRIDE == 0 ? (offset | JENTRY_HAS_OFF) : (uint32) len);
 	}
-	pfree(labels);
 	return jsonb;
 }
 

@@ -35,12 +35,24 @@ struct PromLabelValue
 	uint64		hash;
 };
 
-/* The distinct values of one column: an open-addressing table. */
+/* A slot of a column's table of values; the hash spares most lookups. */
+typedef struct ValueSlot
+{
+	uint64		hash;
+	PromLabelValue *value;		/* NULL: empty */
+} ValueSlot;
+
+/*
+ * The distinct values of one column: an open-addressing table, given up for
+ * a column whose values are nearly all distinct (a host name per series),
+ * whose series then get values of their own.
+ */
 typedef struct ValueTable
 {
-	PromLabelValue **slots;		/* NULL is empty */
+	ValueSlot  *slots;
 	uint32		mask;
 	uint32		count;
+	bool		interning;
 } ValueTable;
 
 /* A source of rows: its label columns and how to read them. */
@@ -66,11 +78,11 @@ struct PromLayout
 	struct PromLayout *next;	/* the set's layouts */
 };
 
-/* A slot of the series index: the hash is kept to skip most candidates. */
+/* A slot of the series index: part of the hash, to skip most candidates. */
 typedef struct SeriesSlot
 {
-	uint64		hash;
-	PromSeries *series;
+	uint32		tag;			/* the hash's high half */
+	uint32		number;			/* 1 + position in series; 0: empty */
 } SeriesSlot;
 
 struct PromSeriesSet

@@ -60,8 +60,16 @@ PromBufferReserve(PromBuffer *buf, Size len)
 	return p;
 }
 
-/* Bytes of the snappy stage: snappy's own fragment size. */
-#define SNAPPY_STAGE_SIZE	65536
+/*
+ * Snappy compresses a message in independent 64 KB fragments.  The writer
+ * compresses its stage in exactly those fragments, so its output is byte for
+ * byte what one snappy_compress() of the whole message gives, however the
+ * message was written in pieces.
+ */
+#define SNAPPY_FRAGMENT_SIZE	65536
+
+/* Bytes of the stage: room for a few fragments and a piece straddling them. */
+#define SNAPPY_STAGE_SIZE	(4 * SNAPPY_FRAGMENT_SIZE)
 
 /* Most bytes of the snappy length prefix (a varint of a uint32). */
 #define SNAPPY_PREFIX_MAX	5
@@ -79,57 +87,80 @@ PromSnappyWriterInit(PromSnappyWriter *writer)
 	writer->total = 0;
 }
 
-/*
- * Compress the staged bytes and append their snappy elements to the output;
- * then make sure the stage has room for at least room bytes.
- */
-void
-PromSnappyWriterFlush(PromSnappyWriter *writer, Size room)
+/* Compress len staged bytes from data as one fragment; append its elements. */
+static void
+compress_fragment(PromSnappyWriter *writer, const char *data, Size len)
 {
-	if (writer->stage_len > 0)
-	{
-		size_t		max_len = snappy_max_compressed_length(writer->stage_len);
-		size_t		compressed_len = max_len;
-		int			prefix_len = wire_varint_size(writer->stage_len);
-		char	   *dest;
-		uint64		begin;
+	size_t		max_len = snappy_max_compressed_length(len);
+	size_t		compressed_len = max_len;
+	int			prefix_len = wire_varint_size(len);
+	char	   *dest;
+	uint64		begin;
 
-		writer->total += writer->stage_len;
-		if (writer->total > UINT32_MAX ||
-			writer->out_len + max_len > MaxAllocSize)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("remote read response is too large"),
-					 errdetail("A response holds at most 1 GB compressed and 4 GB uncompressed.")));
-		if (writer->out_len + max_len > writer->out_size)
-		{
-			writer->out_size = Min(Max(writer->out_size * 2,
-									   writer->out_len + max_len),
-								   MaxAllocSize);
-			writer->out = repalloc(writer->out, writer->out_size);
-		}
-		dest = writer->out + writer->out_len;
-		begin = PromPhaseBegin();
-		if (snappy_compress(writer->stage, writer->stage_len, dest,
-							&compressed_len) != SNAPPY_OK)
-			elog(ERROR, "snappy compression failed");
-		PromPhaseEnd(PROM_PHASE_COMPRESS, begin);
-		/* keep the elements, not the fragment's own length prefix */
-		memmove(dest, dest + prefix_len, compressed_len - prefix_len);
-		writer->out_len += compressed_len - prefix_len;
-		writer->stage_len = 0;
-	}
-	if (room > writer->stage_size)
+	writer->total += len;
+	if (writer->total > UINT32_MAX ||
+		writer->out_len + max_len > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("remote read response is too large"),
+				 errdetail("A response holds at most 1 GB compressed and 4 GB uncompressed.")));
+	if (writer->out_len + max_len > writer->out_size)
 	{
-		writer->stage_size = room;
-		writer->stage = repalloc_huge(writer->stage, room);
+		writer->out_size = Min(Max(writer->out_size * 2,
+								   writer->out_len + max_len),
+							   MaxAllocSize);
+		writer->out = repalloc(writer->out, writer->out_size);
 	}
+	dest = writer->out + writer->out_len;
+	begin = PromPhaseBegin();
+	if (snappy_compress(data, len, dest, &compressed_len) != SNAPPY_OK)
+		elog(ERROR, "snappy compression failed");
+	PromPhaseEnd(PROM_PHASE_COMPRESS, begin);
+	/* keep the elements, not the fragment's own length prefix */
+	memmove(dest, dest + prefix_len, compressed_len - prefix_len);
+	writer->out_len += compressed_len - prefix_len;
 }
 
 /*
- * Expect len more bytes: make room now for their compressed form, so that
- * the output is allocated once rather than copied as it grows.  Pages that
- * are never written to are never touched.
+ * Compress the stage's whole fragments (and, when finishing, the last
+ * partial one) and keep the rest staged; then make sure the stage has room
+ * for at least room more bytes.
+ */
+static void
+flush_stage(PromSnappyWriter *writer, Size room, bool finishing)
+{
+	Size		done = 0;
+
+	while (writer->stage_len - done >= SNAPPY_FRAGMENT_SIZE)
+	{
+		compress_fragment(writer, writer->stage + done, SNAPPY_FRAGMENT_SIZE);
+		done += SNAPPY_FRAGMENT_SIZE;
+	}
+	if (finishing && writer->stage_len > done)
+	{
+		compress_fragment(writer, writer->stage + done,
+						  writer->stage_len - done);
+		done = writer->stage_len;
+	}
+	writer->stage_len -= done;
+	memmove(writer->stage, writer->stage + done, writer->stage_len);
+	if (room > writer->stage_size - writer->stage_len)
+	{
+		writer->stage_size = writer->stage_len + room;
+		writer->stage = repalloc_huge(writer->stage, writer->stage_size);
+	}
+}
+
+/* Make room for room more staged bytes (PromSnappyWriterRoom's slow path). */
+void
+PromSnappyWriterFlush(PromSnappyWriter *writer, Size room)
+{
+	flush_stage(writer, room, false);
+}
+
+/*
+ * Grow the output once for len more uncompressed bytes, instead of doubling
+ * it as they arrive.
  */
 void
 PromSnappyWriterExpect(PromSnappyWriter *writer, Size len)
@@ -152,7 +183,7 @@ PromSnappyWriterFinish(PromSnappyWriter *writer)
 	Size		elements_len;
 	int			prefix_len;
 
-	PromSnappyWriterFlush(writer, 0);
+	flush_stage(writer, 0, true);
 	elements = writer->out + VARHDRSZ + SNAPPY_PREFIX_MAX;
 	elements_len = writer->out_len - VARHDRSZ - SNAPPY_PREFIX_MAX;
 	prefix_len = wire_varint_size(writer->total);

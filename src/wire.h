@@ -88,12 +88,12 @@ extern void PromBufferInit(PromBuffer *buf, Size capacity);
 extern char *PromBufferReserve(PromBuffer *buf, Size len);
 
 /*
- * A snappy-compressed message written in pieces.  Bytes are staged in a
- * 64 KB buffer; each full stage is compressed on its own and its elements
- * appended to the output, which is what snappy does internally anyway (it
- * compresses 64 KB fragments independently), so the whole message is never
- * held uncompressed.  The output is a bytea whose snappy length prefix is
- * written when the writer is finished.
+ * A snappy-compressed message written in pieces.  Bytes are staged; each
+ * full 64 KB of stage is compressed on its own and its elements appended to
+ * the output.  Snappy itself compresses a message in independent 64 KB
+ * fragments, so the output is exactly snappy_compress() of the whole message,
+ * which is never held uncompressed.  The output is a bytea whose snappy
+ * length prefix is written when the writer is finished.
  */
 typedef struct PromSnappyWriter
 {
