@@ -32,6 +32,9 @@ typedef struct ArenaChunk
 
 #define CHUNK_HEADER	MAXALIGN(sizeof(ArenaChunk))
 
+/* Allocations larger than this get a chunk of their own. */
+#define LARGE_ALLOCATION	((ARENA_CHUNK_SIZE - CHUNK_HEADER) / 4)
+
 struct PromArena
 {
 	ArenaChunk *chunks;			/* the arena's chunks, newest first */
@@ -45,13 +48,10 @@ struct PromArena
 static ArenaChunk *pool = NULL;
 static Size pool_bytes = 0;
 
-/* Give an arena's chunks back to the pool, or to the system. */
+/* Give a list of chunks back to the pool, or to the system. */
 static void
-arena_release(void *arg)
+release_chunks(ArenaChunk *chunk)
 {
-	PromArena  *arena = (PromArena *) arg;
-	ArenaChunk *chunk = arena->chunks;
-
 	while (chunk != NULL)
 	{
 		ArenaChunk *next = chunk->next;
@@ -66,6 +66,15 @@ arena_release(void *arg)
 			free(chunk);
 		chunk = next;
 	}
+}
+
+/* Give an arena's chunks back when its memory context goes. */
+static void
+arena_release(void *arg)
+{
+	PromArena  *arena = (PromArena *) arg;
+
+	release_chunks(arena->chunks);
 	arena->chunks = NULL;
 	arena->left = 0;
 	arena->bytes = 0;
@@ -129,19 +138,17 @@ PromArenaAlloc(PromArena *arena, Size size)
 	void	   *result;
 
 	size = MAXALIGN(size);
+	if (size > LARGE_ALLOCATION)
+	{
+		/* a large request gets a chunk of its own */
+		if (size > MaxAllocHugeSize)
+			elog(ERROR, "invalid promread allocation of %zu bytes", size);
+		return (char *) take_chunk(arena, CHUNK_HEADER + size) + CHUNK_HEADER;
+	}
 	if (size > arena->left)
 	{
-		ArenaChunk *chunk;
+		ArenaChunk *chunk = take_chunk(arena, ARENA_CHUNK_SIZE);
 
-		/* a large request gets a chunk of its own */
-		if (size > (ARENA_CHUNK_SIZE - CHUNK_HEADER) / 4)
-		{
-			if (size > MaxAllocHugeSize)
-				elog(ERROR, "invalid promread allocation of %zu bytes", size);
-			chunk = take_chunk(arena, CHUNK_HEADER + size);
-			return (char *) chunk + CHUNK_HEADER;
-		}
-		chunk = take_chunk(arena, ARENA_CHUNK_SIZE);
 		arena->next = (char *) chunk + CHUNK_HEADER;
 		arena->left = chunk->size - CHUNK_HEADER;
 	}
@@ -149,6 +156,29 @@ PromArenaAlloc(PromArena *arena, Size size)
 	arena->next += size;
 	arena->left -= size;
 	return result;
+}
+
+/*
+ * Give back an allocation of the given size.  A large one has a chunk of its
+ * own, which goes back to the pool (or the system) at once, so that tables
+ * replaced by larger ones and temporary arrays do not add up; a small one
+ * stays until the arena is released.
+ */
+void
+PromArenaFree(PromArena *arena, void *pointer, Size size)
+{
+	ArenaChunk *chunk = (ArenaChunk *) ((char *) pointer - CHUNK_HEADER);
+	ArenaChunk **link;
+
+	if (MAXALIGN(size) <= LARGE_ALLOCATION)
+		return;
+	for (link = &arena->chunks; *link != chunk; link = &(*link)->next)
+		if (*link == NULL)
+			elog(ERROR, "promread freed memory that its arena does not hold");
+	*link = chunk->next;
+	arena->bytes -= chunk->size;
+	chunk->next = NULL;
+	release_chunks(chunk);
 }
 
 /* Bytes of memory the arena holds. */

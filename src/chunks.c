@@ -98,16 +98,6 @@ PromCrc32c(const char *data, Size len)
 	return crc;
 }
 
-/* The bits of a double. */
-static inline uint64
-double_bits(double v)
-{
-	uint64		bits;
-
-	memcpy(&bits, &v, sizeof(bits));
-	return bits;
-}
-
 /*---- The XOR encoder ----*/
 
 /* A bitstream being written, most significant bit first. */
@@ -264,7 +254,7 @@ encode_chunk(SampleCursor *cursor, uint8 *out, int64 *min_t, int64 *max_t)
 	while (n < XOR_CHUNK_SAMPLES && cursor_has_more(cursor))
 	{
 		const PromSample *sample = &cursor->block->samples[cursor->index++];
-		uint64		bits = double_bits(sample->v);
+		uint64		bits = wire_double_bits(sample->v);
 
 		if (n == 0)
 		{

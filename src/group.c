@@ -447,13 +447,16 @@ put_slot(SeriesSlot *slots, uint32 mask, SeriesSlot entry)
 	slots[slot] = entry;
 }
 
-/* Put the newest series into the index, doubling it when half full. */
+/*
+ * Put the newest series into the index, doubling it when three quarters
+ * full: the tags make a probe of a taken slot cheap.
+ */
 static void
 index_series(PromSeriesSet *set, uint64 hash)
 {
 	SeriesSlot	entry = {(uint32) (hash >> 32), set->nseries};
 
-	if ((uint32) set->nseries * 2 > set->slot_mask)
+	if ((uint64) set->nseries * 4 > (uint64) (set->slot_mask + 1) * 3)
 	{
 		uint32		old_size = set->slot_mask + 1;
 		SeriesSlot *old_slots = set->slots;
@@ -465,6 +468,7 @@ index_series(PromSeriesSet *set, uint64 hash)
 		for (i = 0; i < old_size; i++)
 			if (old_slots[i].number != 0)
 				put_slot(set->slots, set->slot_mask, old_slots[i]);
+		PromArenaFree(set->arena, old_slots, sizeof(SeriesSlot) * old_size);
 	}
 	put_slot(set->slots, set->slot_mask, entry);
 }
@@ -601,6 +605,7 @@ column_value(PromSeriesSet *set, PromLayout *layout, int column,
 				slot = (slot + 1) & table->mask;
 			table->slots[slot] = old_slots[i];
 		}
+		PromArenaFree(set->arena, old_slots, sizeof(ValueSlot) * old_size);
 	}
 	return value;
 }
@@ -651,6 +656,8 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 										 set->series_capacity * 2);
 
 		memcpy(grown, set->series, sizeof(PromSeries *) * set->nseries);
+		PromArenaFree(set->arena, set->series,
+					  sizeof(PromSeries *) * set->series_capacity);
 		set->series = grown;
 		set->series_capacity *= 2;
 	}
@@ -787,12 +794,26 @@ PromSeriesSetFinish(PromSeriesSet *set)
 			PromSortSamples(set, set->series[i]);
 }
 
-/* Bytes of memory a set holds. */
+/*
+ * Bytes a set holds outside memory contexts: its arena's.  Its context is a
+ * child of the one it was created in, and counted with it.
+ */
 Size
-PromSeriesSetMemory(const PromSeriesSet *set)
+PromSeriesSetArenaBytes(const PromSeriesSet *set)
 {
-	return MemoryContextMemAllocated(set->context, true) +
-		PromArenaBytes(set->arena);
+	return PromArenaBytes(set->arena);
+}
+
+/*
+ * Note for promread.report_phases the memory of the context the set was
+ * created in (the call's) and of the set: at its peak, while finishing.
+ */
+void
+PromSeriesSetNotePeak(const PromSeriesSet *set)
+{
+	PromPhasesMemory(MemoryContextMemAllocated(MemoryContextGetParent(set->context),
+											   true) +
+					 PromArenaBytes(set->arena));
 }
 
 /* Free a set and everything it holds. */

@@ -203,22 +203,9 @@ prom_read_request_json(PG_FUNCTION_ARGS)
 	JsonbParseState *state = NULL;
 	Prometheus__ReadRequest *msg;
 	JsonbValue *result;
-	char	   *data;
-	Size		len;
 	size_t		i;
 
-	data = PromSnappyDecompress(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body),
-								promread_max_request_bytes,
-								"remote read request",
-								"promread.max_request_bytes", &len);
-	msg = prometheus__read_request__unpack(&PromProtobufAllocator, len,
-										   (const uint8_t *) data);
-	if (msg == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("could not decode remote read request"),
-				 errdetail("The data is not a valid protobuf ReadRequest.")));
-
+	msg = PromUnpackReadRequest(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body));
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	push_key(&state, "queries");
 	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);

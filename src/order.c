@@ -101,7 +101,7 @@ typedef struct NameValues
 {
 	TextRecord *records;
 	uint32		count;
-	uint32		capacity;
+	Size		capacity;
 } NameValues;
 
 /*
@@ -115,35 +115,39 @@ static void
 rank_values(PromSeriesSet *set, int nnames, uint32 *highest)
 {
 	NameValues *names = palloc0(sizeof(NameValues) * Max(nnames, 1));
+	PromLayout *layout;
 	int			i;
 	int			u;
+
+	/*
+	 * Room for a name's values: a column's distinct values, or one per
+	 * series where the column stopped looking its values up.
+	 */
+	for (layout = set->layouts; layout != NULL; layout = layout->next)
+		for (i = 0; i < layout->ncolumns; i++)
+			names[layout->name_index[i]].capacity +=
+				layout->values[i].interning ? layout->values[i].count :
+				(uint32) set->nseries;
+	for (u = 0; u < nnames; u++)
+		names[u].records = PromArenaAlloc(set->arena, sizeof(TextRecord) *
+										  Max(names[u].capacity, 1));
 
 	/* gather each value once, marked by a rank that is not yet one */
 	for (i = 0; i < set->nseries; i++)
 	{
 		const PromSeries *series = set->series[i];
-		const PromLayout *layout = series->layout;
+		const PromLayout *row_layout = series->layout;
 		int			c;
 
-		for (c = 0; c < layout->ncolumns; c++)
+		for (c = 0; c < row_layout->ncolumns; c++)
 		{
 			PromLabelValue *value = series->values[c];
-			NameValues *name = &names[layout->name_index[c]];
+			NameValues *name = &names[row_layout->name_index[c]];
 
 			if (value->text_len == 0 || value->rank == PG_UINT32_MAX)
 				continue;
+			Assert(name->count < name->capacity);
 			value->rank = PG_UINT32_MAX;
-			if (name->count == name->capacity)
-			{
-				TextRecord *grown;
-
-				name->capacity = Max(name->capacity * 2, 16);
-				grown = PromArenaAlloc(set->arena,
-									   sizeof(TextRecord) * name->capacity);
-				if (name->count > 0)
-					memcpy(grown, name->records, sizeof(TextRecord) * name->count);
-				name->records = grown;
-			}
 			name->records[name->count].hi = text_prefix(value->text, value->text_len, 0);
 			name->records[name->count].lo = text_prefix(value->text, value->text_len, 8);
 			name->records[name->count].value = value;
@@ -170,6 +174,10 @@ rank_values(PromSeriesSet *set, int nnames, uint32 *highest)
 		}
 		highest[u] = rank;
 	}
+	PromSeriesSetNotePeak(set);
+	for (u = 0; u < nnames; u++)
+		PromArenaFree(set->arena, names[u].records,
+					  sizeof(TextRecord) * Max(names[u].capacity, 1));
 	pfree(names);
 }
 
@@ -315,9 +323,16 @@ PromSortSeries(PromSeriesSet *set)
 		}
 		series[kept++] = s;
 	}
+	PromSeriesSetNotePeak(set);
+	PromArenaFree(set->arena, set->series, sizeof(PromSeries *) * set->series_capacity);
 	set->series = series;
+	set->series_capacity = nseries;
 	set->nseries = kept;
 
+	PromArenaFree(set->arena, counts, sizeof(uint32) * ((Size) max_highest + 3));
+	PromArenaFree(set->arena, sorted, sizeof(uint32) * nseries);
+	PromArenaFree(set->arena, order, sizeof(uint32) * nseries);
+	PromArenaFree(set->arena, rows, sizeof(uint32) * nnames * (Size) nseries);
 	pfree(highest);
 	pfree(lens);
 	pfree(names);

@@ -384,19 +384,6 @@ rx_isalnum(int32 c)
 		(c >= 'a' && c <= 'z');
 }
 
-/* Value of a hex digit, or -1. */
-static inline int
-rx_unhex(int32 c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * The code points Go's case folding (unicode.SimpleFold orbits) makes
  * equivalent to c, for c ASCII or one of the two non-ASCII characters that
@@ -872,7 +859,7 @@ parse_escape(RxParser *ps)
 							goto bad;
 						if (d == '}')
 							break;
-						v = rx_unhex(d);
+						v = PromHexDigit(d);
 						if (v < 0)
 							goto bad;
 						r = r * 16 + v;
@@ -884,8 +871,8 @@ parse_escape(RxParser *ps)
 						break;
 					return r;
 				}
-				x = rx_unhex(d);
-				y = rx_next(ps, &d) ? rx_unhex(d) : -1;
+				x = PromHexDigit(d);
+				y = rx_next(ps, &d) ? PromHexDigit(d) : -1;
 				if (x < 0 || y < 0)
 					break;
 				return x * 16 + y;

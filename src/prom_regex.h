@@ -49,4 +49,20 @@ extern PromRegex *PromRegexCompile(const char *pattern, int len);
 /* Does the value (not NUL-terminated) match, with Prometheus's anchoring? */
 extern bool PromRegexMatch(const PromRegex *re, const char *value, int len);
 
+/*
+ * Value of a hexadecimal digit, or -1: for the \x escapes that RE2 patterns
+ * and PromQL strings share.
+ */
+static inline int
+PromHexDigit(int32 c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 #endif							/* PROM_REGEX_H */

@@ -99,6 +99,7 @@ typedef struct PromArena PromArena;
 
 extern PromArena *PromArenaCreate(MemoryContext context);
 extern void *PromArenaAlloc(PromArena *arena, Size size);
+extern void PromArenaFree(PromArena *arena, void *pointer, Size size);
 extern Size PromArenaBytes(const PromArena *arena);
 
 /*---- Enum labels (enum_cache.c) ----*/
@@ -190,7 +191,7 @@ extern void PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 							 int64 t, double v);
 extern void PromSeriesSetFinish(PromSeriesSet *set);
 extern void PromSeriesSetFree(PromSeriesSet *set);
-extern Size PromSeriesSetMemory(const PromSeriesSet *set);
+extern Size PromSeriesSetArenaBytes(const PromSeriesSet *set);
 extern PromSeries *const *PromSeriesSetSeries(const PromSeriesSet *set,
 											  int *count);
 extern int64 PromSeriesSetSampleCount(const PromSeriesSet *set);

@@ -79,7 +79,7 @@ prom_remote_read(PG_FUNCTION_ARGS)
 			PromWriteSamplesResult(&response, set);
 		PromPhaseEnd(PROM_PHASE_ENCODE, begin);
 		PromPhasesMemory(MemoryContextMemAllocated(callcxt, true) +
-						 PromSeriesSetMemory(set) +
+						 PromSeriesSetArenaBytes(set) +
 						 (chunked ? frames.len :
 						  response.out_len + response.stage_size));
 		PromSeriesSetFree(set);

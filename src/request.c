@@ -134,17 +134,15 @@ decode_query(const Prometheus__Query *msg, int index, PromQuery *query)
 }
 
 /*
- * Decode a snappy-compressed ReadRequest into queries and a response type,
- * allocated in CurrentMemoryContext.
+ * Decompress and unpack a snappy-compressed ReadRequest, within
+ * promread.max_request_bytes, allocated in CurrentMemoryContext.
  */
-PromReadRequest *
-PromDecodeReadRequest(const char *body, Size len)
+struct Prometheus__ReadRequest *
+PromUnpackReadRequest(const char *body, Size len)
 {
-	PromReadRequest *request = palloc0(sizeof(PromReadRequest));
 	Prometheus__ReadRequest *msg;
 	char	   *data;
 	Size		data_len;
-	size_t		i;
 
 	data = PromSnappyDecompress(body, len, promread_max_request_bytes,
 								"remote read request",
@@ -156,6 +154,20 @@ PromDecodeReadRequest(const char *body, Size len)
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("could not decode remote read request"),
 				 errdetail("The data is not a valid protobuf ReadRequest.")));
+	return msg;
+}
+
+/*
+ * Decode a snappy-compressed ReadRequest into queries and a response type,
+ * allocated in CurrentMemoryContext.
+ */
+PromReadRequest *
+PromDecodeReadRequest(const char *body, Size len)
+{
+	PromReadRequest *request = palloc0(sizeof(PromReadRequest));
+	Prometheus__ReadRequest *msg = PromUnpackReadRequest(body, len);
+	size_t		i;
+
 	if (msg->n_queries > MAX_QUERIES)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

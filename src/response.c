@@ -77,16 +77,6 @@ PromPutSeriesLabels(char *p, const PromSeries *series)
 	return p;
 }
 
-/* The bits of a double. */
-static inline uint64
-double_bits(double v)
-{
-	uint64		bits;
-
-	memcpy(&bits, &v, sizeof(bits));
-	return bits;
-}
-
 /* The most bytes of one Sample field: tag, length, value, time. */
 #define SAMPLE_FIELD_MAX	(2 + 9 + 11)
 
@@ -94,7 +84,7 @@ double_bits(double v)
 static inline int
 sample_size(const PromSample *sample)
 {
-	return (double_bits(sample->v) != 0 ? 9 : 0) +
+	return (wire_double_bits(sample->v) != 0 ? 9 : 0) +
 		(sample->t != 0 ? 1 + wire_varint_size((uint64) sample->t) : 0);
 }
 
@@ -124,7 +114,7 @@ put_samples(char *p, const PromSample *samples, uint32 count)
 	for (i = 0; i < count; i++)
 	{
 		const PromSample *sample = &samples[i];
-		uint64		bits = double_bits(sample->v);
+		uint64		bits = wire_double_bits(sample->v);
 
 		*p++ = (char) WIRE_TAG(SAMPLES_FIELD, WIRE_LEN);
 		*p++ = (char) sample_size(sample);

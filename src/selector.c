@@ -17,6 +17,7 @@
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "promread.h"
+#include "prom_regex.h"
 
 /* Parser state: the whole selector and the current position. */
 typedef struct SelectorParser
@@ -67,19 +68,6 @@ parse_identifier(SelectorParser *parser, bool colon_allowed)
 	return pnstrdup(start, parser->p - start);
 }
 
-/* Value of a hexadecimal digit, or -1. */
-static int
-hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Read a numeric escape of n digits in the given base, after its letter. */
 static uint32
 parse_numeric_escape(SelectorParser *parser, int ndigits, int base,
@@ -90,7 +78,7 @@ parse_numeric_escape(SelectorParser *parser, int ndigits, int base,
 
 	for (i = 0; i < ndigits; i++)
 	{
-		int			digit = hex_value(*parser->p);
+		int			digit = PromHexDigit((unsigned char) *parser->p);
 
 		if (digit < 0 || digit >= base)
 			syntax_error(parser, "Invalid character in escape sequence");

@@ -159,7 +159,7 @@ prom_series(PG_FUNCTION_ARGS)
 	set = PromRunQuery(&query, callcxt);
 	series = PromSeriesSetSeries(set, &nseries);
 	PromPhasesMemory(MemoryContextMemAllocated(callcxt, true) +
-					 PromSeriesSetMemory(set));
+					 PromSeriesSetArenaBytes(set));
 	/* each row is built in a context of its own, reset once it is stored */
 	rowcxt = AllocSetContextCreate(callcxt, "prom_series row",
 								   ALLOCSET_DEFAULT_SIZES);

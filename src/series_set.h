@@ -119,6 +119,9 @@ compare_bytes(const char *a, int alen, const char *b, int blen)
 	return (alen > blen) - (alen < blen);
 }
 
+/* group.c */
+extern void PromSeriesSetNotePeak(const PromSeriesSet *set);
+
 /* order.c */
 extern void PromSortSeries(PromSeriesSet *set);
 extern void PromSortSamples(PromSeriesSet *set, PromSeries *series);

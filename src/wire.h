@@ -30,6 +30,16 @@
 /* The one-byte tag of a field (field numbers below 16). */
 #define WIRE_TAG(field, type)	((uint8) (((field) << 3) | (type)))
 
+/* The bits of a double, as fixed64 fields and XOR chunks carry them. */
+static inline uint64
+wire_double_bits(double v)
+{
+	uint64		bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	return bits;
+}
+
 /* Bytes of a varint: 7 bits each. */
 static inline int
 wire_varint_size(uint64 value)
@@ -130,6 +140,11 @@ PromSnappyWriterAdvance(PromSnappyWriter *writer, Size len)
 
 /* protobuf-c allocations in CurrentMemoryContext (wire.c). */
 extern ProtobufCAllocator PromProtobufAllocator;
+
+/* A snappy-compressed ReadRequest, unpacked (request.c). */
+struct Prometheus__ReadRequest;
+extern struct Prometheus__ReadRequest *PromUnpackReadRequest(const char *body,
+															 Size len);
 
 /* Snappy block format (wire.c). */
 extern bytea *PromSnappyCompress(const char *data, Size len);
