@@ -376,7 +376,6 @@ scan_receive(TupleTableSlot *slot, DestReceiver *self)
 	ScanReceiver *receiver = (ScanReceiver *) self;
 	int			n = receiver->nlabels;
 	int64		t;
-
 	uint64		begin = 0;
 
 	slot_getallattrs(slot);

@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""Write the seed corpora of the fuzz targets (run from anywhere):
+
+  corpus/request/   remote-read request bodies (snappy-compressed ReadRequest):
+                    the requests captured from Prometheus 2.42
+                    (test/fixtures/prometheus-2.42) and hand-made ones
+  corpus/selector/  PromQL selectors: those of test/sql/matchers.sql and
+                    selectors around the regex patterns of test/regex/cases.tsv
+
+Needs Debian's python3-protobuf, python3-snappy and protoc.  The output is
+deterministic; the corpora are committed, so this only needs running again
+when the seeds should change.
+"""
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import snappy
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+
+GEN = tempfile.mkdtemp(prefix="promread-fuzz-pb-")
+subprocess.run(["protoc", "-I", os.path.join(TOP, "src/proto"), "--python_out", GEN,
+                "remote.proto"], check=True)
+sys.path.insert(0, GEN)
+import remote_pb2  # noqa: E402
+
+EQ, NEQ, RE, NRE = 0, 1, 2, 3
+
+
+def request(queries, types=()):
+    msg = remote_pb2.ReadRequest()
+    for start, end, matchers in queries:
+        q = msg.queries.add()
+        q.start_timestamp_ms = start
+        q.end_timestamp_ms = end
+        for t, name, value in matchers:
+            m = q.matchers.add()
+            m.type = t
+            # name and value may be str or raw bytes (the .proto has bytes or
+            # string; set through the descriptor either way)
+            for field, v in (("name", name), ("value", value)):
+                if m.DESCRIPTOR.fields_by_name[field].type == m.DESCRIPTOR.fields_by_name[field].TYPE_BYTES:
+                    setattr(m, field, v if isinstance(v, bytes) else v.encode())
+                else:
+                    setattr(m, field, v if isinstance(v, str) else v.decode("utf-8", "replace"))
+    msg.accepted_response_types.extend(types)
+    return snappy.compress(msg.SerializeToString())
+
+
+def copy_unescape(s):
+    """A field of PostgreSQL's COPY text format."""
+    out = []
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s):
+            n = s[i + 1]
+            out.append({"t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f",
+                        "v": "\v"}.get(n, n))
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def regex_patterns():
+    seen = []
+    with open(os.path.join(TOP, "test/regex/cases.tsv"), encoding="utf-8") as f:
+        for line in f:
+            p = copy_unescape(line.rstrip("\n").split("\t")[0])
+            if not seen or seen[-1] != p:
+                seen.append(p)
+    return list(dict.fromkeys(seen))
+
+
+def write(directory, items):
+    shutil.rmtree(directory, ignore_errors=True)
+    os.makedirs(directory)
+    for name, data in items:
+        with open(os.path.join(directory, name), "wb") as f:
+            f.write(data)
+
+
+def main():
+    rng = random.Random(20261130)
+    patterns = regex_patterns()
+    picked = patterns[:120] + rng.sample(patterns[120:], min(80, len(patterns) - 120))
+
+    # ---- requests
+    reqs = []
+    fixtures = os.path.join(TOP, "test/fixtures/prometheus-2.42")
+    for f in sorted(os.listdir(fixtures)):
+        if f.endswith(".bin"):
+            with open(os.path.join(fixtures, f), "rb") as fh:
+                reqs.append(("prometheus-2.42-" + f, fh.read()))
+    day = 86400000
+    t0 = 1700000000000
+    reqs += [
+        ("empty", request([])),
+        ("all-types", request([(t0, t0 + day, [(EQ, "__name__", "http"), (NEQ, "host", "a"),
+                                               (RE, "path", "/api/.*"), (NRE, "env", "dev|test")])],
+                              [1, 0])),
+        ("multi-query", request([(t0, t0 + day, [(EQ, "__name__", "a")]),
+                                 (t0 - day, t0, [(RE, "__name__", "b.*|c"), (EQ, "x", "")]),
+                                 (-2**63, 2**63 - 1, [(NRE, "__name__", "")])], [0])),
+        ("chunks", request([(t0, t0, [(EQ, "__name__", "up"), (RE, "job", "(?i)api")])], [1])),
+        ("unsupported-type", request([(t0, t0, [(EQ, "__name__", "up")])], [7, 5])),
+        ("ends-before-start", request([(t0, t0 - 1, [(EQ, "__name__", "up")])])),
+        ("nul-in-name", request([(t0, t0, [(EQ, "__name__", "up"), (EQ, b"a\0b", b"")])])),
+        ("bad-utf8", request([(t0, t0, [(EQ, "__name__", b"\xff\xfe")])])),
+        ("bad-type", request([(t0, t0, [(9, "__name__", "up")])])),
+        ("unicode", request([(t0, t0, [(RE, "__name__", "température|温度"),
+                                       (EQ, "room", "salle à manger")])])),
+    ]
+    # the limits: 1000 queries or matchers pass, 1001 do not; a snappy block
+    # announcing more than promread.max_request_bytes (32 MB)
+    one = (t0, t0, [(EQ, "__name__", "up")])
+    reqs += [
+        ("queries-1000", request([one] * 1000)),
+        ("queries-1001", request([one] * 1001)),
+        ("matchers-1000", request([(t0, t0, [(EQ, "__name__", "up")] + [(RE, "l", "a|b")] * 999)])),
+        ("matchers-1001", request([(t0, t0, [(EQ, "__name__", "up")] + [(NEQ, "l", "x")] * 1000)])),
+        ("snappy-too-large", b"\x81\x80\x80\x10" + request([one])[1:]),
+    ]
+    for i in range(0, len(picked), 10):
+        matchers = [(EQ, "__name__", "m")]
+        for j, p in enumerate(picked[i:i + 10]):
+            matchers.append((RE if j % 2 == 0 else NRE, "l%d" % j, p))
+        reqs.append(("regexes-%03d" % i, request([(t0, t0 + day, matchers)])))
+    write(os.path.join(HERE, "corpus/request"), reqs)
+
+    # ---- selectors
+    sels = []
+    with open(os.path.join(TOP, "test/sql/matchers.sql"), encoding="utf-8") as f:
+        for line in f:
+            for prefix in ("sel('", "prom_series('", "sel(E'"):
+                k = line.find(prefix)
+                if k < 0:
+                    continue
+                rest = line[k + len(prefix):]
+                j = 0
+                text = []
+                while j < len(rest):
+                    if rest[j] == "'" and rest[j + 1:j + 2] == "'":
+                        text.append("'")
+                        j += 2
+                    elif rest[j] == "'":
+                        break
+                    else:
+                        text.append(rest[j])
+                        j += 1
+                s = "".join(text)
+                if prefix == "sel(E'":
+                    s = s.replace("\\\\", "\\")
+                sels.append(s)
+                break
+    sels += ["up", "up{}", "{job=\"x\"}", "a:b:c{d!~'e', f=`g\\h`,}",
+             "  m \t{\n x = \"\\a\\b\\f\\n\\r\\t\\v\\\\\\\"\\101\\x41\\u00e9\\U0001F600\" }  ",
+             "m{l=~'\\''}", "m{l!=\"\"}", "m{__name__!=\"\"}"]
+    for p in picked:
+        if "`" not in p and "\0" not in p:
+            sels.append("m{l=~`%s`}" % p)
+    sels = list(dict.fromkeys(sels))
+    write(os.path.join(HERE, "corpus/selector"),
+          [("%03d" % i, s.encode("utf-8", "surrogateescape")) for i, s in enumerate(sels)])
+    shutil.rmtree(GEN)
+    print("%d requests, %d selectors" % (len(reqs), len(sels)))
+
+
+if __name__ == "__main__":
+    main()
