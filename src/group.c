@@ -178,7 +178,8 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 		}
 
 		table->mask = VALUE_TABLE_FIRST - 1;
-		table->slots = palloc0(sizeof(ValueSlot) * VALUE_TABLE_FIRST);
+		table->slots = arena_alloc(set, sizeof(ValueSlot) * VALUE_TABLE_FIRST);
+		memset(table->slots, 0, sizeof(ValueSlot) * VALUE_TABLE_FIRST);
 		table->interning = true;
 		if (kinds[i] == PROM_LABEL_CONST)
 		{

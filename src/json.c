@@ -131,9 +131,9 @@ push_labels(JsonbParseState **state, Prometheus__Label **labels, size_t n)
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
 	for (i = 0; i < n; i++)
 	{
-		push_string(state, WJB_KEY, (const char *) labels[i]->name.data,
+		push_string(state, WJB_KEY, wire_bytes(labels[i]->name),
 					labels[i]->name.len);
-		push_string(state, WJB_VALUE, (const char *) labels[i]->value.data,
+		push_string(state, WJB_VALUE, wire_bytes(labels[i]->value),
 					labels[i]->value.len);
 	}
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
@@ -147,6 +147,35 @@ push_sample(JsonbParseState **state, int64 t, double v)
 	push_int64(state, WJB_ELEM, t);
 	push_double(state, WJB_ELEM, v);
 	pushJsonbValue(state, WJB_END_ARRAY, NULL);
+}
+
+/* Open a QueryResult: {"timeseries": [ */
+static void
+push_result_start(JsonbParseState **state)
+{
+	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+	push_key(state, "timeseries");
+	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+}
+
+/* Open a series: {"labels": {...}, "samples": [ */
+static void
+push_series_start(JsonbParseState **state, Prometheus__Label **labels,
+				  size_t nlabels)
+{
+	CHECK_FOR_INTERRUPTS();
+	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+	push_labels(state, labels, nlabels);
+	push_key(state, "samples");
+	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+}
+
+/* Close what push_result_start or push_series_start opened. */
+static void
+push_array_in_object_end(JsonbParseState **state)
+{
+	pushJsonbValue(state, WJB_END_ARRAY, NULL);
+	pushJsonbValue(state, WJB_END_OBJECT, NULL);
 }
 
 /* The matcher type's name, or its number when unrecognized. */
@@ -227,9 +256,9 @@ prom_read_request_json(PG_FUNCTION_ARGS)
 			pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 			push_matcher_type(&state, m->type);
 			push_key(&state, "name");
-			push_string(&state, WJB_VALUE, (const char *) m->name.data, m->name.len);
+			push_string(&state, WJB_VALUE, wire_bytes(m->name), m->name.len);
 			push_key(&state, "value");
-			push_string(&state, WJB_VALUE, (const char *) m->value.data, m->value.len);
+			push_string(&state, WJB_VALUE, wire_bytes(m->value), m->value.len);
 			pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 		}
 		pushJsonbValue(&state, WJB_END_ARRAY, NULL);
@@ -281,27 +310,19 @@ push_samples_results(JsonbParseState **state, const char *body, Size body_len)
 		const Prometheus__QueryResult *result = msg->results[i];
 		size_t		j;
 
-		pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-		push_key(state, "timeseries");
-		pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+		push_result_start(state);
 		for (j = 0; j < result->n_timeseries; j++)
 		{
 			const Prometheus__TimeSeries *series = result->timeseries[j];
 			size_t		k;
 
-			CHECK_FOR_INTERRUPTS();
-			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-			push_labels(state, series->labels, series->n_labels);
-			push_key(state, "samples");
-			pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+			push_series_start(state, series->labels, series->n_labels);
 			for (k = 0; k < series->n_samples; k++)
 				push_sample(state, series->samples[k]->timestamp,
-								   series->samples[k]->value);
-			pushJsonbValue(state, WJB_END_ARRAY, NULL);
-			pushJsonbValue(state, WJB_END_OBJECT, NULL);
+							series->samples[k]->value);
+			push_array_in_object_end(state);
 		}
-		pushJsonbValue(state, WJB_END_ARRAY, NULL);
-		pushJsonbValue(state, WJB_END_OBJECT, NULL);
+		push_array_in_object_end(state);
 	}
 }
 
@@ -386,8 +407,8 @@ same_labels(Prometheus__Label **a, size_t na, Prometheus__Label **b, size_t nb)
 	for (i = 0; i < na; i++)
 		if (a[i]->name.len != b[i]->name.len ||
 			a[i]->value.len != b[i]->value.len ||
-			memcmp(a[i]->name.data, b[i]->name.data, a[i]->name.len) != 0 ||
-			memcmp(a[i]->value.data, b[i]->value.data, a[i]->value.len) != 0)
+			memcmp(wire_bytes(a[i]->name), wire_bytes(b[i]->name), a[i]->name.len) != 0 ||
+			memcmp(wire_bytes(a[i]->value), wire_bytes(b[i]->value), a[i]->value.len) != 0)
 			return false;
 	return true;
 }
@@ -407,7 +428,7 @@ append_chunk(DecodedSeries *series, const Prometheus__Chunk *chunk,
 				 errmsg("could not decode remote read response"),
 				 errdetail("Chunk %zu of frame %lld has encoding %d; only XOR chunks (1) are decoded.",
 						   index, (long long) frame, (int) chunk->type)));
-	reason = PromXorChunkDecode((const char *) chunk->data.data, chunk->data.len,
+	reason = PromXorChunkDecode(wire_bytes(chunk->data), chunk->data.len,
 								&samples, &nsamples);
 	if (reason != NULL)
 		chunked_error(psprintf("Chunk %zu of frame %lld is not a valid XOR chunk: %s.",
@@ -494,26 +515,18 @@ push_chunked_results(JsonbParseState **state, const char *data, Size len)
 	{
 		ListCell   *lc;
 
-		pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-		push_key(state, "timeseries");
-		pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+		push_result_start(state);
 		foreach(lc, results[i])
 		{
 			DecodedSeries *series = lfirst(lc);
 			int64		k;
 
-			CHECK_FOR_INTERRUPTS();
-			pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-			push_labels(state, series->labels, series->nlabels);
-			push_key(state, "samples");
-			pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+			push_series_start(state, series->labels, series->nlabels);
 			for (k = 0; k < series->nsamples; k++)
 				push_sample(state, series->samples[k].t, series->samples[k].v);
-			pushJsonbValue(state, WJB_END_ARRAY, NULL);
-			pushJsonbValue(state, WJB_END_OBJECT, NULL);
+			push_array_in_object_end(state);
 		}
-		pushJsonbValue(state, WJB_END_ARRAY, NULL);
-		pushJsonbValue(state, WJB_END_OBJECT, NULL);
+		push_array_in_object_end(state);
 	}
 }
 

@@ -119,12 +119,9 @@ decode_query(const Prometheus__Query *msg, int index, PromQuery *query)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("query %d of the remote read request has a matcher of unrecognized type %d",
 							index, type)));
-		/* protobuf-c leaves the data of an empty bytes field NULL */
-		name = pnstrdup(m->name.len ? (const char *) m->name.data : "",
-						m->name.len);
+		name = pnstrdup(wire_bytes(m->name), m->name.len);
 		PromMatcherInit(matcher, (PromMatchType) type, name,
-						m->value.len ? (const char *) m->value.data : "",
-						m->value.len);
+						wire_bytes(m->value), m->value.len);
 		if (strlen(name) == m->name.len)
 			query->nmatchers++;
 		else if (!matcher->matches_empty)

@@ -30,6 +30,16 @@
 /* The one-byte tag of a field (field numbers below 16). */
 #define WIRE_TAG(field, type)	((uint8) (((field) << 3) | (type)))
 
+/*
+ * The data of a protobuf bytes field as decoded by protobuf-c, which leaves
+ * an empty field's data NULL: never NULL here.
+ */
+static inline const char *
+wire_bytes(ProtobufCBinaryData field)
+{
+	return field.len > 0 ? (const char *) field.data : "";
+}
+
 /* The bits of a double, as fixed64 fields and XOR chunks carry them. */
 static inline uint64
 wire_double_bits(double v)
