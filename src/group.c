@@ -7,24 +7,26 @@
  * row must be cheap and everything else is done once per series.
  *
  * Rows arrive through a layout: the label columns of one source (a metric
- * relation, or the name/value pairs of the aggregate) with, for each, how to
- * read it.  For a row, the engine reads every label column as a *key*
+ * relation, or the name/value pairs of the aggregate) with, for each, how
+ * to read it.  For a row, the engine reads every label column as a *key*
  * borrowed from the tuple: a pointer and a length into the tuple for text
  * (no copy; detoasted only when compressed or external, into a scratch
- * context reset after the row), the Datum itself for enums and other
- * pass-by-value types.  A NULL and an empty text are the same key, because
- * Prometheus treats both as an absent label.  No output function runs and
- * nothing is allocated on this path.
+ * context reset after the row; a label's usual one-byte header is read
+ * first), the Datum itself for enums and other pass-by-value types.  A NULL
+ * and an empty text are the same key, because Prometheus treats both as an
+ * absent label.  No output function runs and nothing is allocated on this
+ * path.
  *
  * The row's keys are first compared with the series of the previous row:
  * rows of one series usually arrive together, and then that comparison is
- * all the row costs.  When series interleave (rows ordered by time), they
- * tend to come round in the same order, so each series remembers which
- * series followed it last time, and that one is compared next.  Otherwise
- * the keys are hashed (one xxHash call over values and lengths, absence
- * included) and looked up in an open-addressing index of the set's series
- * that keeps each hash beside its series; candidates with the same hash are
- * confirmed by a full comparison.
+ * all the row costs (a short value is compared in at most two loads, which
+ * may overlap, rather than byte by byte).  When series interleave (rows
+ * ordered by time), they tend to come round in the same order, so each
+ * series remembers which series followed it last time, and that one is
+ * compared next.  Otherwise the keys are hashed (one xxHash call over values
+ * and lengths, absence included) and looked up in an open-addressing index
+ * of the set's series that keeps each hash beside its series; candidates
+ * with the same hash are confirmed by a full comparison.
  *
  * Only when no series matches is a new series created.  Each of its label
  * values is looked up in its column's table of distinct values, and only a
@@ -43,9 +45,12 @@
  * pages are not faulted in again): the first block as large as the
  * previous new series holds by then (so when each series' rows come
  * together, blocks fit), then doubling capacities up to 1024 samples: 16
- * bytes per sample plus a bounded slack, no per-row allocation.  A series notes whether its samples arrived in strictly
- * increasing time; only those that did not are sorted when the set is
- * finished.  Finishing (order.c) sorts the series once.
+ * bytes per sample plus a bounded slack, no per-row allocation.  A series
+ * notes whether its samples arrived in strictly increasing time (only those
+ * that did not are sorted when the set is finished) and adds up the bytes
+ * its samples take in a SAMPLES response, while the sample is at hand, so
+ * that the response is sized without reading the samples again.  Finishing
+ * (order.c) sorts the series once.
  *
  *-------------------------------------------------------------------------
  */
@@ -58,6 +63,7 @@
 #include "series_set.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "wire.h"
 
 /* Sample block capacities: the first, and the cap of the doubling. */
 #define BLOCK_FIRST_CAPACITY	4
@@ -225,6 +231,12 @@ borrow_varlena(PromSeriesSet *set, Datum datum, int32 *len)
 {
 	struct varlena *v = (struct varlena *) DatumGetPointer(datum);
 
+	/* the usual label: short, inline, with a one-byte header */
+	if (likely(VARATT_IS_SHORT(v) && !VARATT_IS_EXTERNAL(v)))
+	{
+		*len = VARSIZE_SHORT(v) - VARHDRSZ_SHORT;
+		return VARDATA_SHORT(v);
+	}
 	if (unlikely(VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v)))
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(set->row_context);
@@ -237,39 +249,45 @@ borrow_varlena(PromSeriesSet *set, Datum datum, int32 *len)
 	return VARDATA_ANY(v);
 }
 
-/* Are two byte strings of the same length equal?  Inline for short keys. */
+/* Load 8 or 4 bytes from any address. */
+static inline uint64
+load8(const char *p)
+{
+	uint64		x;
+
+	memcpy(&x, p, 8);
+	return x;
+}
+
+static inline uint32
+load4(const char *p)
+{
+	uint32		x;
+
+	memcpy(&x, p, 4);
+	return x;
+}
+
+/*
+ * Are two byte strings of the same length equal?  Short label values are
+ * compared with a few loads that may overlap, without a loop over bytes.
+ */
 static inline bool
 bytes_equal(const char *a, const char *b, int32 len)
 {
-	uint64		x;
-	uint64		y;
+	int32		i;
 
-	while (len >= 8)
+	if (len >= 8)
 	{
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		if (x != y)
-			return false;
-		a += 8;
-		b += 8;
-		len -= 8;
+		for (i = 0; i + 8 < len; i += 8)
+			if (load8(a + i) != load8(b + i))
+				return false;
+		return load8(a + len - 8) == load8(b + len - 8);
 	}
 	if (len >= 4)
-	{
-		uint32		x4;
-		uint32		y4;
-
-		memcpy(&x4, a, 4);
-		memcpy(&y4, b, 4);
-		if (x4 != y4)
-			return false;
-		a += 4;
-		b += 4;
-		len -= 4;
-	}
-	while (len-- > 0)
-		if (*a++ != *b++)
-			return false;
+		return load4(a) == load4(b) && load4(a + len - 4) == load4(b + len - 4);
+	if (len > 0)
+		return a[0] == b[0] && a[len / 2] == b[len / 2] && a[len - 1] == b[len - 1];
 	return true;
 }
 
@@ -750,6 +768,7 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 	block->samples[block->count].v = v;
 	block->count++;
 	series->nsamples++;
+	series->sample_bytes += WIRE_SAMPLE_FIELD_SIZE(t, v);
 
 	if (unlikely(set->row_context_used))
 	{

@@ -39,6 +39,7 @@
 #include "miscadmin.h"
 #include "series_set.h"
 #include "utils/memutils.h"
+#include "wire.h"
 
 /* A value and the first 16 bytes of its text, big-endian, for sorting. */
 typedef struct TextRecord
@@ -318,6 +319,7 @@ PromSortSeries(PromSeriesSet *set)
 			into->tail->next = s->head;
 			into->tail = s->tail;
 			into->nsamples += s->nsamples;
+			into->sample_bytes += s->sample_bytes;
 			into->needs_sort = true;
 			continue;
 		}
@@ -432,6 +434,9 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 		memcpy(block->samples, samples + i, sizeof(PromSample) * block->count);
 		i += block->count;
 	}
+	series->sample_bytes = 0;
+	for (i = 0; i < kept; i++)
+		series->sample_bytes += WIRE_SAMPLE_FIELD_SIZE(samples[i].t, samples[i].v);
 	series->nsamples = kept;
 	series->needs_sort = false;
 	pfree(samples);

@@ -172,6 +172,8 @@ typedef struct PromSeries
 	uint16		nlabels;
 	bool		needs_sort;		/* samples arrived out of time order */
 	int64		nsamples;
+	Size		sample_bytes;	/* its samples as fields of a SAMPLES
+								 * response, summed as they arrive */
 	PromSampleBlock *head;
 	PromSampleBlock *tail;
 	struct PromSeries *successor;	/* the series that followed it last */

@@ -8,8 +8,10 @@
  * = 1; repeated Sample samples = 2 }, Label { name = 1; value = 2 },
  * Sample { double value = 1; int64 timestamp = 2 }.
  *
- * The encoded size of each series is computed first, then the result is
- * written into one buffer: no message objects, no allocation per sample.
+ * The encoded size of each series is computed first (its samples' bytes
+ * were added up as they arrived, so only its labels are read), then the
+ * result is written into one buffer: no message objects, no allocation per
+ * sample.
  * As protobuf encoders do, a sample's fields are left out when zero; a
  * value is left out only when its bits are all zero (+0.0), so that -0.0,
  * infinities and every NaN payload (the stale marker among them) keep their
@@ -80,31 +82,6 @@ PromPutSeriesLabels(char *p, const PromSeries *series)
 /* The most bytes of one Sample field: tag, length, value, time. */
 #define SAMPLE_FIELD_MAX	(2 + 9 + 11)
 
-/* Bytes of one Sample message (at most 20). */
-static inline int
-sample_size(const PromSample *sample)
-{
-	return (wire_double_bits(sample->v) != 0 ? 9 : 0) +
-		(sample->t != 0 ? 1 + wire_varint_size((uint64) sample->t) : 0);
-}
-
-/* Bytes of a series' TimeSeries message. */
-static Size
-series_size(const PromSeries *series)
-{
-	Size		size = PromSeriesLabelsSize(series);
-	const PromSampleBlock *block;
-
-	for (block = series->head; block != NULL; block = block->next)
-	{
-		uint32		i;
-
-		for (i = 0; i < block->count; i++)
-			size += 2 + sample_size(&block->samples[i]);
-	}
-	return size;
-}
-
 /* Write samples as repeated Sample fields; returns the end. */
 static char *
 put_samples(char *p, const PromSample *samples, uint32 count)
@@ -117,7 +94,7 @@ put_samples(char *p, const PromSample *samples, uint32 count)
 		uint64		bits = wire_double_bits(sample->v);
 
 		*p++ = (char) WIRE_TAG(SAMPLES_FIELD, WIRE_LEN);
-		*p++ = (char) sample_size(sample);
+		*p++ = (char) wire_sample_size(sample->t, sample->v);
 		if (bits != 0)
 		{
 			*p++ = (char) WIRE_TAG(SAMPLE_VALUE_FIELD, WIRE_FIXED64);
@@ -158,7 +135,7 @@ PromWriteSamplesResult(PromSnappyWriter *writer, const PromSeriesSet *set)
 	for (i = 0; i < nseries; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		sizes[i] = series_size(series[i]);
+		sizes[i] = PromSeriesLabelsSize(series[i]) + series[i]->sample_bytes;
 		result_size += wire_len_field_size(sizes[i]);
 	}
 
@@ -166,7 +143,7 @@ PromWriteSamplesResult(PromSnappyWriter *writer, const PromSeriesSet *set)
 	write_len_header(writer, RESULTS_FIELD, result_size);
 	for (i = 0; i < nseries; i++)
 	{
-		Size		labels_size = PromSeriesLabelsSize(series[i]);
+		Size		labels_size = sizes[i] - series[i]->sample_bytes;
 		const PromSampleBlock *block;
 		char	   *p;
 

@@ -57,6 +57,20 @@ wire_varint_size(uint64 value)
 	return (pg_leftmost_one_pos64(value | 1) + 7) / 7;
 }
 
+/*
+ * Bytes of a Sample message of a SAMPLES response: the value's field unless
+ * its bits are all zero (+0.0), the time's unless it is 0 (at most 20).
+ */
+static inline int
+wire_sample_size(int64 t, double v)
+{
+	return (wire_double_bits(v) != 0 ? 9 : 0) +
+		(t != 0 ? 1 + wire_varint_size((uint64) t) : 0);
+}
+
+/* Bytes of a Sample as a field of a TimeSeries: tag, length, message. */
+#define WIRE_SAMPLE_FIELD_SIZE(t, v)	(2 + wire_sample_size((t), (v)))
+
 /* Write a varint; returns the position after it. */
 static inline char *
 wire_put_varint(char *p, uint64 value)

@@ -154,5 +154,22 @@ SELECT prom_register('compressed');
 SELECT length(labels->>'host'), left(labels->>'host', 3), value
 FROM prom_series('compressed', '2024-01-01', '2024-01-02');
 
-DROP TABLE m, typed, local_ts, epoch_ms, int_values, toasted, compressed;
+-- label values that differ from the row before in one byte, at every
+-- position of every length up to 20: each is a series of its own
+CREATE TABLE one_byte (t timestamptz, host text, v float8);
+INSERT INTO one_byte
+	SELECT '2024-01-01'::timestamptz + (len * 100 + pos) * interval '1 second',
+		CASE WHEN side = 0 THEN repeat('a', len)
+			ELSE overlay(repeat('a', len) PLACING 'b' FROM pos FOR 1) END,
+		side
+	FROM generate_series(1, 20) len, generate_series(1, len) pos,
+		generate_series(0, 1) side
+	ORDER BY len, pos, side;
+SELECT prom_register('one_byte');
+SELECT count(*) AS series, sum(cardinality(ts)) AS samples,
+	count(*) FILTER (WHERE labels->>'host' LIKE '%b%') AS changed
+FROM prom_series('one_byte', '2024-01-01', '2024-01-02');
+
+DROP TABLE m, typed, local_ts, epoch_ms, int_values, toasted, compressed,
+	one_byte;
 DROP TYPE series_env;
