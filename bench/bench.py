@@ -15,8 +15,9 @@ session, interleaved repetitions after a warm-up, and reports medians:
   sql     the SQL a user would write instead: jsonb_build_object and
           array_agg(... ORDER BY ts) grouped by the labels, consumed by count(s)
 
-and the phase report of promread.report_phases for read (conversion
-throughput = rows / (group + sort + encode)).  Prints a Markdown report.
+and the phase report of promread.report_phases for read, taken once per
+repetition, each phase's median (conversion throughput = rows / (group + sort
++ encode)).  Prints a Markdown report.
 """
 import argparse
 import os
@@ -182,11 +183,13 @@ def main():
                 for method in methods:  # warm-up: caches, shared buffers, plans
                     timed(cur, case.statements[method])
                 times = {m: [] for m in methods}
+                reports = []
                 for _ in range(reps):
                     for method in methods:
                         times[method].append(timed(cur, case.statements[method]))
+                    reports.append(phases(conn, cur, case.statements["read"]))
                 med = {m: statistics.median(v) for m, v in times.items()}
-                report = phases(conn, cur, case.statements["read"])
+                report = {k: statistics.median(r[k] for r in reports) for k in reports[0]}
                 chunk_report = phases(conn, cur, case.statements["chunks"]) if chunks_served else None
                 results[(encoding, ordering, nseries, nsamples)] = (case, med, report, chunk_report)
                 print("measured %s" % case.name, file=sys.stderr)
@@ -215,7 +218,7 @@ def main():
             r("text", "interleaved") / r("text", "adjacent"),
             r("enum", "interleaved") / r("enum", "adjacent")))
 
-    print("\n## Phases of one prom_remote_read (promread.report_phases)\n")
+    print("\n## Phases of prom_remote_read (promread.report_phases, medians of the repetitions)\n")
     print("| case | decode | plan | scan | group | sort | encode | compress | conversion Mrows/s | series | bytes | compressed | peak memory | memory/sample beyond the response |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for key, (case, med, report, chunk_report) in results.items():

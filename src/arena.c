@@ -4,9 +4,9 @@
  *	  The bump allocator of series sets, over memory reused between calls.
  *
  * A series set allocates its series, label copies, sample blocks and
- * large working arrays from an arena: 1 MB chunks carved front to back,
+ * large working arrays from an arena: 256 kB chunks carved front to back,
  * with no per-allocation header and nothing freed before the set is (a
- * large request gets a chunk of its own, a multiple of 1 MB).  The chunks
+ * large request gets a chunk of its own, a multiple of 256 kB).  The chunks
  * of a finished call are kept, up to promread.keep_memory, and handed to the
  * next calls: fresh memory costs a page fault per 4 kB page on first touch,
  * which for a million samples is as much as grouping them.  An arena belongs to a
@@ -21,7 +21,7 @@
 #include "utils/memutils.h"
 
 /* Bytes of a pooled chunk, header included. */
-#define ARENA_CHUNK_SIZE	(1024 * 1024)
+#define ARENA_CHUNK_SIZE	(256 * 1024)
 
 /* A chunk of an arena; its memory follows the header. */
 typedef struct ArenaChunk

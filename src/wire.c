@@ -69,7 +69,7 @@ PromBufferReserve(PromBuffer *buf, Size len)
 #define SNAPPY_FRAGMENT_SIZE	65536
 
 /* Bytes of the stage: room for a few fragments and a piece straddling them. */
-#define SNAPPY_STAGE_SIZE	(4 * SNAPPY_FRAGMENT_SIZE)
+#define SNAPPY_STAGE_SIZE	(2 * SNAPPY_FRAGMENT_SIZE)
 
 /* Most bytes of the snappy length prefix (a varint of a uint32). */
 #define SNAPPY_PREFIX_MAX	5
