@@ -199,8 +199,6 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 			table->slots[0].value = value;
 			table->count = 1;
 		}
-		else
-			layout->key_columns[layout->nkeys++] = i;
 
 		/* insertion sort of the name order; layouts are small */
 		for (j = i; j > 0; j--)
@@ -221,6 +219,19 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 		}
 		layout->name_order[j] = i;
 	}
+
+	/* the columns read from rows: text ones, then scalar ones, then others */
+	for (i = 0; i < ncolumns; i++)
+		if (kinds[i] == PROM_LABEL_TEXT)
+			layout->key_columns[layout->nkeys++] = i;
+	layout->ntext = layout->nkeys;
+	for (i = 0; i < ncolumns; i++)
+		if (kind_is_scalar(kinds[i]))
+			layout->key_columns[layout->nkeys++] = i;
+	layout->nscalar = layout->nkeys - layout->ntext;
+	for (i = 0; i < ncolumns; i++)
+		if (kinds[i] == PROM_LABEL_NAME || kinds[i] == PROM_LABEL_BINARY)
+			layout->key_columns[layout->nkeys++] = i;
 	MemoryContextSwitchTo(oldcxt);
 	return layout;
 }
@@ -304,60 +315,67 @@ key_equal(PromLabelKind kind, const RowKey *a, const RowKey *b)
 
 /*
  * Read the row's label keys into layout->row, borrowing from the tuple, and
- * tell whether they equal those of the given series (false if none).
+ * tell whether they equal those of the given series (false if none).  The
+ * layout lists text columns first and scalar ones next, so that each of the
+ * usual kinds is read by a loop of its own, without a switch per column.
  */
 static inline bool
 read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 			  const bool *isnull, const PromSeries *previous)
 {
 	bool		equal = (previous != NULL && previous->layout == layout);
+	int			scalar_end = layout->ntext + layout->nscalar;
 	int			k;
 
-	for (k = 0; k < layout->nkeys; k++)
+	for (k = 0; k < layout->ntext; k++)
 	{
 		int			i = layout->key_columns[k];
-		PromLabelKind kind = layout->kinds[i];
 		RowKey	   *key = &layout->row[i];
 
-		switch (kind)
+		if (isnull[i])
+			key->len = 0;
+		else
+			key->key.bytes = borrow_varlena(set, values[i], &key->len);
+		if (equal)
+			equal = key_equal(PROM_LABEL_TEXT, key, &previous->values[i]->key);
+	}
+	for (; k < scalar_end; k++)
+	{
+		int			i = layout->key_columns[k];
+		RowKey	   *key = &layout->row[i];
+
+		key->len = isnull[i] ? -1 : 0;
+		key->key.scalar = isnull[i] ? (Datum) 0 : values[i];
+		if (equal)
+			equal = key_equal(PROM_LABEL_SCALAR, key, &previous->values[i]->key);
+	}
+	for (; k < layout->nkeys; k++)
+	{
+		int			i = layout->key_columns[k];
+		RowKey	   *key = &layout->row[i];
+
+		if (layout->kinds[i] == PROM_LABEL_NAME)
 		{
-			case PROM_LABEL_TEXT:
-				if (isnull[i])
-					key->len = 0;
-				else
-					key->key.bytes = borrow_varlena(set, values[i], &key->len);
-				break;
-			case PROM_LABEL_NAME:
-				if (isnull[i])
-					key->len = 0;
-				else
-				{
-					key->key.bytes = NameStr(*DatumGetName(values[i]));
-					key->len = strnlen(key->key.bytes, NAMEDATALEN);
-				}
-				break;
-			case PROM_LABEL_ENUM:
-			case PROM_LABEL_SCALAR:
-				key->len = isnull[i] ? -1 : 0;
-				key->key.scalar = isnull[i] ? (Datum) 0 : values[i];
-				break;
-			case PROM_LABEL_BINARY:
-				if (isnull[i])
-					key->len = -1;
-				else if (layout->typlens[i] == -1)
-					key->key.bytes = borrow_varlena(set, values[i], &key->len);
-				else
-				{
-					key->key.bytes = DatumGetPointer(values[i]);
-					key->len = layout->typlens[i] > 0 ?
-						layout->typlens[i] : (int32) strlen(key->key.bytes);
-				}
-				break;
-			case PROM_LABEL_CONST:
-				break;
+			if (isnull[i])
+				key->len = 0;
+			else
+			{
+				key->key.bytes = NameStr(*DatumGetName(values[i]));
+				key->len = strnlen(key->key.bytes, NAMEDATALEN);
+			}
+		}
+		else if (isnull[i])
+			key->len = -1;		/* BINARY */
+		else if (layout->typlens[i] == -1)
+			key->key.bytes = borrow_varlena(set, values[i], &key->len);
+		else
+		{
+			key->key.bytes = DatumGetPointer(values[i]);
+			key->len = layout->typlens[i] > 0 ?
+				layout->typlens[i] : (int32) strlen(key->key.bytes);
 		}
 		if (equal)
-			equal = key_equal(kind, key, &previous->values[i]->key);
+			equal = key_equal(layout->kinds[i], key, &previous->values[i]->key);
 	}
 	return equal;
 }

@@ -66,7 +66,10 @@ struct PromLayout
 	FmgrInfo   *outfuncs;		/* for SCALAR and BINARY columns */
 	uint16	   *name_order;		/* all columns, sorted by name */
 	int			nkeys;			/* columns read from rows: all but CONST */
-	uint16	   *key_columns;
+	uint16	   *key_columns;	/* TEXT ones, then ENUM and SCALAR ones, then
+								 * NAME and BINARY ones */
+	int			ntext;			/* how many are TEXT */
+	int			nscalar;		/* how many are ENUM or SCALAR */
 	uint64		seed;			/* distinguishes layouts in the hash */
 	RowKey	   *row;			/* the current row's keys, by column */
 	ValueTable *values;			/* distinct values, by column */

@@ -170,6 +170,25 @@ SELECT count(*) AS series, sum(cardinality(ts)) AS samples,
 	count(*) FILTER (WHERE labels->>'host' LIKE '%b%') AS changed
 FROM prom_series('one_byte', '2024-01-01', '2024-01-02');
 
+-- every way of reading a label in one table, the kinds' columns mixed:
+-- uuid and numeric (their bytes), name, enum, text and int (the Datum);
+-- 1.5 and 1.50 are different bytes that print differently
+CREATE TABLE kinds (t timestamptz, id uuid, rack name, env series_env,
+	amount numeric, host text, port int, v float8);
+SELECT prom_register('kinds', label_columns => '{id,rack,env,amount,host,port}');
+INSERT INTO kinds VALUES
+	('2024-01-01 00:00:01', '00000000-0000-0000-0000-000000000001', 'r1', 'prod', 1.50, 'a', 80, 1),
+	('2024-01-01 00:00:02', '00000000-0000-0000-0000-000000000001', 'r1', 'prod', 1.50, 'a', 80, 2),
+	('2024-01-01 00:00:01', '00000000-0000-0000-0000-000000000001', 'r1', 'prod', 1.5, 'a', 80, 3),
+	('2024-01-01 00:00:01', '00000000-0000-0000-0000-000000000001', 'r2', 'prod', 1.50, 'a', 80, 4),
+	('2024-01-01 00:00:02', '00000000-0000-0000-0000-000000000002', NULL, NULL, NULL, NULL, NULL, 5),
+	('2024-01-01 00:00:03', '00000000-0000-0000-0000-000000000001', 'r1', 'prod', 1.50, 'a', 80, 6),
+	('2024-01-01 00:00:03', '00000000-0000-0000-0000-000000000001', 'r1', 'dev', 1.50, 'a', 80, 7),
+	('2024-01-01 00:00:03', '00000000-0000-0000-0000-000000000001', 'r1', 'prod', 1.50, 'b', 80, 8),
+	('2024-01-01 00:00:03', '00000000-0000-0000-0000-000000000001', 'r1', 'prod', 1.50, 'a', 81, 9),
+	('2024-01-01 00:00:04', '00000000-0000-0000-0000-000000000002', '', NULL, NULL, '', NULL, 10);
+SELECT labels, ts, value FROM prom_series('kinds', '2024-01-01', '2024-01-02');
+
 DROP TABLE m, typed, local_ts, epoch_ms, int_values, toasted, compressed,
-	one_byte;
+	one_byte, kinds;
 DROP TYPE series_env;
