@@ -15,6 +15,9 @@ PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter
 SHLIB_LINK = -lprotobuf-c -lsnappy -lxxhash
 
+# rebuild objects when a header they include changes
+override autodepend = yes
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

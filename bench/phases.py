@@ -7,7 +7,8 @@ missing).  For each case given as ENCODING:ORDERING:SERIESxSAMPLES, e.g.
 text:adjacent:1000x1000, it makes one warm-up call and then N calls of
 prom_remote_read with promread.report_phases on, one after the other (so
 promread's working memory stays in the CPU caches, unlike in bench/run),
-and prints each phase's median and the conversion throughput.  To compare
+and prints each phase's median, the conversion throughput and the peak
+working memory per sample beyond the response.  To compare
 two builds, install each in turn and run this with the same arguments.
 
     bench/phases.py [-n N] CASE...
@@ -30,8 +31,8 @@ def main():
     conn.autocommit = True
     cur = conn.cursor()
     names = ["scan", "group", "sort", "encode", "compress"]
-    print("| case | " + " | ".join(names) + " | conversion Mrows/s |")
-    print("|---|" + "---|" * (len(names) + 1))
+    print("| case | " + " | ".join(names) + " | conversion Mrows/s | memory/sample beyond the response |")
+    print("|---|" + "---|" * (len(names) + 2))
     for spec in args.cases:
         encoding, ordering, size = spec.split(":")
         nseries, nsamples = (int(x) for x in size.split("x"))
@@ -40,9 +41,10 @@ def main():
         reports = [bench.phases(conn, cur, case.statements["read"]) for _ in range(args.n)]
         med = {k: statistics.median(r[k] for r in reports) for k in reports[0]}
         conversion = med["group"] + med["sort"] + med["encode"]
-        print("| %s %s %s | %s | %.1f |" % (
+        beyond = (med["memory"] - med["compressed"]) / max(med["samples"], 1)
+        print("| %s %s %s | %s | %.1f | %.1f |" % (
             encoding, ordering, size, " | ".join("%.2f" % med[k] for k in names),
-            case.rows / conversion / 1000 if conversion > 0 else 0))
+            case.rows / conversion / 1000 if conversion > 0 else 0, beyond))
 
 
 if __name__ == "__main__":

@@ -81,7 +81,7 @@ prom_remote_read(PG_FUNCTION_ARGS)
 		PromPhasesMemory(MemoryContextMemAllocated(callcxt, true) +
 						 PromSeriesSetArenaBytes(set) +
 						 (chunked ? frames.len :
-						  response.out_len + response.stage_size));
+						  response.out_size + response.stage_size));
 		PromSeriesSetFree(set);
 	}
 

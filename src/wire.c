@@ -74,6 +74,9 @@ PromBufferReserve(PromBuffer *buf, Size len)
 /* Most bytes of the snappy length prefix (a varint of a uint32). */
 #define SNAPPY_PREFIX_MAX	5
 
+/* Bytes before the compressed elements in the output: header, prefix room. */
+#define OUT_HEADER	(VARHDRSZ + SNAPPY_PREFIX_MAX)
+
 /* Start a snappy-compressed message. */
 void
 PromSnappyWriterInit(PromSnappyWriter *writer)
@@ -81,10 +84,36 @@ PromSnappyWriterInit(PromSnappyWriter *writer)
 	writer->stage_size = SNAPPY_STAGE_SIZE;
 	writer->stage = palloc(writer->stage_size);
 	writer->stage_len = 0;
-	writer->out_size = VARHDRSZ + SNAPPY_PREFIX_MAX + SNAPPY_STAGE_SIZE;
+	writer->out_size = OUT_HEADER + SNAPPY_STAGE_SIZE;
 	writer->out = palloc(writer->out_size);
-	writer->out_len = VARHDRSZ + SNAPPY_PREFIX_MAX;
+	writer->out_len = OUT_HEADER;
 	writer->total = 0;
+	writer->expected = 0;
+}
+
+/*
+ * Make room in the output for max_len more bytes.  When the message's length
+ * was announced, the output grows to what the rest of it should take at the
+ * compression ratio so far, plus an eighth; otherwise it doubles.  Snappy's
+ * bound for the worst case, 17% more than the input, is several times what
+ * labels and samples compress to: reserving it would hold memory that is
+ * never written.
+ */
+static void
+grow_output(PromSnappyWriter *writer, Size max_len)
+{
+	Size		need = writer->out_len + max_len;
+	Size		size = writer->out_size * 2;
+
+	if (writer->total > 0 && writer->expected > writer->total)
+	{
+		double		ratio = (double) (writer->out_len - OUT_HEADER) / writer->total;
+		double		rest = (double) (writer->expected - writer->total) * ratio;
+
+		size = need + (Size) (rest + rest / 8);
+	}
+	writer->out_size = Min(Max(size, need), MaxAllocSize);
+	writer->out = repalloc(writer->out, writer->out_size);
 }
 
 /* Compress len staged bytes from data as one fragment; append its elements. */
@@ -97,20 +126,15 @@ compress_fragment(PromSnappyWriter *writer, const char *data, Size len)
 	char	   *dest;
 	uint64		begin;
 
-	writer->total += len;
-	if (writer->total > UINT32_MAX ||
+	if (writer->total + len > UINT32_MAX ||
 		writer->out_len + max_len > MaxAllocSize)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("remote read response is too large"),
 				 errdetail("A response holds at most 1 GB compressed and 4 GB uncompressed.")));
 	if (writer->out_len + max_len > writer->out_size)
-	{
-		writer->out_size = Min(Max(writer->out_size * 2,
-								   writer->out_len + max_len),
-							   MaxAllocSize);
-		writer->out = repalloc(writer->out, writer->out_size);
-	}
+		grow_output(writer, max_len);
+	writer->total += len;
 	dest = writer->out + writer->out_len;
 	begin = PromPhaseBegin();
 	if (snappy_compress(data, len, dest, &compressed_len) != SNAPPY_OK)
@@ -159,20 +183,13 @@ PromSnappyWriterFlush(PromSnappyWriter *writer, Size room)
 }
 
 /*
- * Grow the output once for len more uncompressed bytes, instead of doubling
- * it as they arrive.
+ * Announce len more uncompressed bytes to come, so that the output grows
+ * to the size the message should compress to, not by doubling.
  */
 void
 PromSnappyWriterExpect(PromSnappyWriter *writer, Size len)
 {
-	Size		need = writer->out_len +
-		snappy_max_compressed_length(writer->stage_len + len);
-
-	if (need > writer->out_size && need <= MaxAllocSize)
-	{
-		writer->out_size = need;
-		writer->out = repalloc(writer->out, need);
-	}
+	writer->expected = writer->total + writer->stage_len + len;
 }
 
 /* Finish the message: the bytea of one snappy block. */

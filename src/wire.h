@@ -137,7 +137,8 @@ typedef struct PromSnappyWriter
 	char	   *out;			/* varlena header, prefix room, elements */
 	Size		out_len;
 	Size		out_size;
-	uint64		total;			/* uncompressed bytes written */
+	uint64		total;			/* uncompressed bytes compressed */
+	uint64		expected;		/* uncompressed bytes announced, or 0 */
 } PromSnappyWriter;
 
 extern void PromSnappyWriterInit(PromSnappyWriter *writer);
