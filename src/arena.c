@@ -9,9 +9,9 @@
  * large request gets a chunk of its own, a multiple of 256 kB).  The chunks
  * of a finished call are kept, up to promread.keep_memory, and handed to the
  * next calls: fresh memory costs a page fault per 4 kB page on first touch,
- * which for a million samples is as much as grouping them.  An arena belongs to a
- * memory context and gives its chunks back when that context is reset or
- * deleted, so an error in the middle of a call loses nothing.
+ * which for a million samples is as much as grouping them.  An arena
+ * belongs to a memory context and gives its chunks back when that context is
+ * reset or deleted, so an error in the middle of a call loses nothing.
  *
  *-------------------------------------------------------------------------
  */
@@ -95,7 +95,9 @@ PromArenaCreate(MemoryContext context)
 /*
  * A chunk of at least the given size, a multiple of ARENA_CHUNK_SIZE: the
  * smallest fitting one of the pool, unless it is more than twice as large,
- * else a new one.
+ * else a new one.  The search stops at the first chunk of exactly the size,
+ * so that taking an ordinary chunk does not walk the whole pool (hundreds
+ * of chunks, each header on a page of its own).
  */
 static ArenaChunk *
 take_chunk(PromArena *arena, Size size)
@@ -106,9 +108,15 @@ take_chunk(PromArena *arena, Size size)
 
 	size = TYPEALIGN(ARENA_CHUNK_SIZE, size);
 	for (link = &pool; *link != NULL; link = &(*link)->next)
+	{
 		if ((*link)->size >= size && (*link)->size <= 2 * size &&
 			(best == NULL || (*link)->size < (*best)->size))
+		{
 			best = link;
+			if ((*link)->size == size)
+				break;
+		}
+	}
 	if (best != NULL)
 	{
 		chunk = *best;

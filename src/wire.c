@@ -68,7 +68,7 @@ PromBufferReserve(PromBuffer *buf, Size len)
  */
 #define SNAPPY_FRAGMENT_SIZE	65536
 
-/* Bytes of the stage: room for a few fragments and a piece straddling them. */
+/* Bytes of the stage: a whole fragment and a piece straddling the next. */
 #define SNAPPY_STAGE_SIZE	(2 * SNAPPY_FRAGMENT_SIZE)
 
 /* Most bytes of the snappy length prefix (a varint of a uint32). */
@@ -201,8 +201,8 @@ PromSnappyWriterFinish(PromSnappyWriter *writer)
 	int			prefix_len;
 
 	flush_stage(writer, 0, true);
-	elements = writer->out + VARHDRSZ + SNAPPY_PREFIX_MAX;
-	elements_len = writer->out_len - VARHDRSZ - SNAPPY_PREFIX_MAX;
+	elements = writer->out + OUT_HEADER;
+	elements_len = writer->out_len - OUT_HEADER;
 	prefix_len = wire_varint_size(writer->total);
 	memmove(writer->out + VARHDRSZ + prefix_len, elements, elements_len);
 	wire_put_varint(writer->out + VARHDRSZ, writer->total);
