@@ -6,7 +6,8 @@
  * A series set allocates its series, label copies, sample blocks and
  * large working arrays from an arena: 256 kB chunks carved front to back,
  * with no per-allocation header and nothing freed before the set is (a
- * large request gets a chunk of its own, a multiple of 256 kB).  The chunks
+ * large request gets a chunk of its own, rounded up to 16 kB, so that an
+ * array just over 64 kB does not hold a whole 256 kB).  The chunks
  * of a finished call are kept, up to promread.keep_memory, and handed to the
  * next calls: fresh memory costs a page fault per 4 kB page on first touch,
  * which for a million samples is as much as grouping them.  An arena
@@ -20,8 +21,11 @@
 #include "promread.h"
 #include "utils/memutils.h"
 
-/* Bytes of a pooled chunk, header included. */
+/* Bytes of an ordinary chunk, header included. */
 #define ARENA_CHUNK_SIZE	(256 * 1024)
+
+/* Chunk sizes are multiples of this. */
+#define ARENA_GRANULE		(16 * 1024)
 
 /* A chunk of an arena; its memory follows the header. */
 typedef struct ArenaChunk
@@ -93,7 +97,7 @@ PromArenaCreate(MemoryContext context)
 }
 
 /*
- * A chunk of at least the given size, a multiple of ARENA_CHUNK_SIZE: the
+ * A chunk of at least the given size, a multiple of ARENA_GRANULE: the
  * smallest fitting one of the pool, unless it is more than twice as large,
  * else a new one.  The search stops at the first chunk of exactly the size,
  * so that taking an ordinary chunk does not walk the whole pool (hundreds
@@ -106,7 +110,7 @@ take_chunk(PromArena *arena, Size size)
 	ArenaChunk **link;
 	ArenaChunk *chunk;
 
-	size = TYPEALIGN(ARENA_CHUNK_SIZE, size);
+	size = TYPEALIGN(ARENA_GRANULE, size);
 	for (link = &pool; *link != NULL; link = &(*link)->next)
 	{
 		if ((*link)->size >= size && (*link)->size <= 2 * size &&

@@ -42,15 +42,17 @@
  *
  * Samples are appended to a chain of blocks owned by the series, allocated
  * from the set's arena (arena.c: memory reused between calls, so that its
- * pages are not faulted in again): the first block as large as the
- * previous new series holds by then (so when each series' rows come
- * together, blocks fit), then doubling capacities up to 1024 samples: 16
- * bytes per sample plus a bounded slack, no per-row allocation.  A series
- * notes whether its samples arrived in strictly increasing time (only those
- * that did not are sorted when the set is finished) and adds up the bytes
- * its samples take in a SAMPLES response, while the sample is at hand, so
- * that the response is sized without reading the samples again.  Finishing
- * (order.c) sorts the series once.
+ * pages are not faulted in again): the first block one sample larger than
+ * the previous new series holds by then (so when each series' rows come
+ * together, blocks fit), then doubling capacities up to 1024 samples, but
+ * no more than what remains of the series' share of the rows its scan's
+ * plan expects (so when series interleave, the last block is not half
+ * empty): 16 bytes per sample plus a bounded slack, no per-row allocation.
+ * A series notes whether its samples arrived in strictly increasing time
+ * (only those that did not are sorted when the set is finished) and adds up
+ * the bytes its samples take in a SAMPLES response, while the sample is at
+ * hand, so that the response is sized without reading the samples again.
+ * Finishing (order.c) sorts the series once.
  *
  *-------------------------------------------------------------------------
  */
@@ -538,7 +540,7 @@ hash_key(PromLabelKind kind, const RowKey *key)
 /* A new distinct value of a column, for the current row's key. */
 static PromLabelValue *
 new_value(PromSeriesSet *set, PromLayout *layout, int column,
-		  const Datum *values, uint64 hash)
+		  const Datum *values)
 {
 	PromLabelKind kind = layout->kinds[column];
 	const RowKey *key = &layout->row[column];
@@ -546,7 +548,6 @@ new_value(PromSeriesSet *set, PromLayout *layout, int column,
 
 	memset(value, 0, sizeof(PromLabelValue));
 	value->key = *key;
-	value->hash = hash;
 	switch (kind)
 	{
 		case PROM_LABEL_TEXT:
@@ -608,7 +609,7 @@ column_value(PromSeriesSet *set, PromLayout *layout, int column,
 	PromLabelValue *value;
 
 	if (!table->interning)
-		return new_value(set, layout, column, values, 0);
+		return new_value(set, layout, column, values);
 
 	hash = hash_key(kind, key);
 	slot = (uint32) hash & table->mask;
@@ -619,7 +620,7 @@ column_value(PromSeriesSet *set, PromLayout *layout, int column,
 		slot = (slot + 1) & table->mask;
 	}
 
-	value = new_value(set, layout, column, values, hash);
+	value = new_value(set, layout, column, values);
 	table->slots[slot].hash = hash;
 	table->slots[slot].value = value;
 	if (++table->count >= 1024 && table->count * 4 > (uint32) set->nseries * 3)
@@ -699,29 +700,44 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 		set->series_capacity *= 2;
 	}
 	set->series[set->nseries++] = series;
+	layout->nseries++;
 	index_series(set, hash);
 	return series;
 }
 
 /*
  * Give a series a new sample block at the end of its chain: twice as large
- * as its last, or, for the first block of the newest series, as large as the
- * series made before it holds now (which, when each series' rows come
- * together, is all of that series, and often the size of this one).
+ * as its last, or what remains of the series' share of the rows its source
+ * expects (with a sixteenth more) when that is less, or, for the first block of the newest series, one sample
+ * larger than the series made before it holds now (which, when each series'
+ * rows come together, is all of that series; this one often has as many
+ * samples, or one more when a scrape falls just inside the range).
  */
 static PromSampleBlock *
 grow_samples(PromSeriesSet *set, PromSeries *series)
 {
+	const PromLayout *layout = series->layout;
 	uint32		capacity = BLOCK_FIRST_CAPACITY;
 	PromSampleBlock *block;
 
 	if (series->tail != NULL)
+	{
+		/* no more than the rest of its share of the expected rows */
+		double		share = layout->expected_rows / layout->nseries;
+		double		rest = share + share / 16 + 1 - series->nsamples;
+
 		capacity = Min(series->tail->capacity * 2, BLOCK_MAX_CAPACITY);
+		if (rest >= 1 && rest < capacity)
+			capacity = Max((uint32) rest, BLOCK_FIRST_CAPACITY);
+	}
 	else if (set->nseries >= 2 && set->series[set->nseries - 1] == series)
-		capacity = Min(Max(TYPEALIGN(BLOCK_FIRST_CAPACITY,
-									 set->series[set->nseries - 2]->nsamples),
-						   BLOCK_FIRST_CAPACITY),
+	{
+		/* room for one sample more than that series has */
+		uint32		previous = set->series[set->nseries - 2]->nsamples;
+
+		capacity = Min(Max(previous + 1, BLOCK_FIRST_CAPACITY),
 					   BLOCK_MAX_CAPACITY);
+	}
 	block = arena_alloc(set, offsetof(PromSampleBlock, samples) +
 						sizeof(PromSample) * capacity);
 	block->next = NULL;
@@ -733,6 +749,17 @@ grow_samples(PromSeriesSet *set, PromSeries *series)
 		series->head = block;
 	series->tail = block;
 	return block;
+}
+
+/*
+ * Note how many rows the source of a layout is expected to give (a plan's
+ * estimate), so that sample blocks of series that interleave can be sized
+ * to what the series will hold instead of doubling past it.
+ */
+void
+PromLayoutExpectRows(PromLayout *layout, double rows)
+{
+	layout->expected_rows = rows;
 }
 
 /*

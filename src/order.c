@@ -197,6 +197,7 @@ PromSortSeries(PromSeriesSet *set)
 	uint32	   *order;
 	uint32	   *sorted;
 	uint32	   *counts;
+	uint32	   *repeats;
 	uint32		max_highest = 0;
 	PromSeries **series;
 	int			kept;
@@ -272,6 +273,7 @@ PromSortSeries(PromSeriesSet *set)
 	order = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
 	sorted = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
 	counts = PromArenaAlloc(set->arena, sizeof(uint32) * ((Size) max_highest + 3));
+	PromSeriesSetNotePeak(set);
 	for (i = 0; i < nseries; i++)
 		order[i] = i;
 	for (u = nnames - 1; u >= 0; u--)
@@ -302,17 +304,27 @@ PromSortSeries(PromSeriesSet *set)
 		sorted = swap;
 	}
 
-	/* the series in order; equal rows are one label set */
+	/*
+	 * Equal rows are one label set: mark in sorted[] the series that repeat
+	 * the label set before them, and let the rows go before the series are
+	 * put in order.
+	 */
+	repeats = sorted;
+	for (i = 0; i < nseries; i++)
+		repeats[i] = i > 0 &&
+			memcmp(rows + (Size) order[i - 1] * nnames,
+				   rows + (Size) order[i] * nnames,
+				   sizeof(uint32) * nnames) == 0;
+	PromArenaFree(set->arena, counts, sizeof(uint32) * ((Size) max_highest + 3));
+	PromArenaFree(set->arena, rows, sizeof(uint32) * nnames * (Size) nseries);
+
 	series = PromArenaAlloc(set->arena, sizeof(PromSeries *) * nseries);
 	kept = 0;
 	for (i = 0; i < nseries; i++)
 	{
 		PromSeries *s = set->series[order[i]];
 
-		if (kept > 0 &&
-			memcmp(rows + (Size) order[i - 1] * nnames,
-				   rows + (Size) order[i] * nnames,
-				   sizeof(uint32) * nnames) == 0)
+		if (repeats[i])
 		{
 			PromSeries *into = series[kept - 1];
 
@@ -325,16 +337,13 @@ PromSortSeries(PromSeriesSet *set)
 		}
 		series[kept++] = s;
 	}
-	PromSeriesSetNotePeak(set);
 	PromArenaFree(set->arena, set->series, sizeof(PromSeries *) * set->series_capacity);
 	set->series = series;
 	set->series_capacity = nseries;
 	set->nseries = kept;
 
-	PromArenaFree(set->arena, counts, sizeof(uint32) * ((Size) max_highest + 3));
 	PromArenaFree(set->arena, sorted, sizeof(uint32) * nseries);
 	PromArenaFree(set->arena, order, sizeof(uint32) * nseries);
-	PromArenaFree(set->arena, rows, sizeof(uint32) * nnames * (Size) nseries);
 	pfree(highest);
 	pfree(lens);
 	pfree(names);

@@ -26,7 +26,7 @@ int			promread_keep_memory = 128 * 1024;
 
 void		_PG_init(void);
 
-/* Define the settings. */
+/* Define the settings and install the executor hook. */
 void
 _PG_init(void)
 {
@@ -66,4 +66,5 @@ _PG_init(void)
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("promread");
+	PromScanInit();
 }

@@ -171,7 +171,7 @@ typedef struct PromSeries
 	const uint16 *order;		/* present columns, sorted by label name */
 	uint16		nlabels;
 	bool		needs_sort;		/* samples arrived out of time order */
-	int64		nsamples;
+	int32		nsamples;		/* at most promread.max_samples */
 	Size		sample_bytes;	/* its samples as fields of a SAMPLES
 								 * response, summed as they arrive */
 	PromSampleBlock *head;
@@ -188,6 +188,7 @@ extern PromLayout *PromLayoutCreate(PromSeriesSet *set, int ncolumns,
 									const PromLabelKind *kinds,
 									const Oid *types,
 									const char *const *const_values);
+extern void PromLayoutExpectRows(PromLayout *layout, double rows);
 extern void PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 							 const Datum *values, const bool *isnull,
 							 int64 t, double v);
@@ -201,6 +202,7 @@ extern int	PromSeriesLabels(const PromSeries *series, PromLabelRef *labels);
 
 /*---- Query execution (scan.c, query.c) ----*/
 
+extern void PromScanInit(void);
 extern void PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 						   const PromQuery *query);
 extern PromSeriesSet *PromRunQuery(const PromQuery *query,

@@ -33,7 +33,9 @@
  * regex prefixes used at plan time.  Rows whose value is NULL carry no
  * sample; the receiver skips them rather than a predicate.  Rows go from
  * the executor straight into the series set through a DestReceiver of our
- * own: no SPI tuple table, no copy.
+ * own: no SPI tuple table, no copy.  An ExecutorStart hook recognizes that
+ * receiver and passes the plan's estimate of the rows to the series set,
+ * which sizes sample blocks by it.
  *
  *-------------------------------------------------------------------------
  */
@@ -44,6 +46,7 @@
 #include "access/htup_details.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "nodes/params.h"
@@ -106,6 +109,8 @@ typedef struct PlanCacheEntry
 } PlanCacheEntry;
 
 static HTAB *plan_cache = NULL;
+
+static ExecutorStart_hook_type previous_executor_start = NULL;
 
 /*
  * The first PostgreSQL timestamp whose millisecond is not before ms, with
@@ -414,6 +419,30 @@ scan_shutdown(DestReceiver *self)
 static void
 scan_destroy(DestReceiver *self)
 {
+}
+
+/*
+ * Start a query's executor; when the query is a promread scan (its rows go
+ * to a ScanReceiver), tell the series set how many rows the plan expects.
+ */
+static void
+scan_executor_start(QueryDesc *query, int eflags)
+{
+	if (previous_executor_start != NULL)
+		previous_executor_start(query, eflags);
+	else
+		standard_ExecutorStart(query, eflags);
+	if (query->dest != NULL && query->dest->receiveSlot == scan_receive)
+		PromLayoutExpectRows(((ScanReceiver *) query->dest)->layout,
+							 query->plannedstmt->planTree->plan_rows);
+}
+
+/* Install the executor hook; called once, when the library is loaded. */
+void
+PromScanInit(void)
+{
+	previous_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = scan_executor_start;
 }
 
 /*

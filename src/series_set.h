@@ -32,7 +32,6 @@ struct PromLabelValue
 	int32		text_len;
 	uint32		rank;			/* order among the values of the label name,
 								 * from 1; set when the set is finished */
-	uint64		hash;
 };
 
 /* A slot of a column's table of values; the hash spares most lookups. */
@@ -71,6 +70,9 @@ struct PromLayout
 	int			ntext;			/* how many are TEXT */
 	int			nscalar;		/* how many are ENUM or SCALAR */
 	uint64		seed;			/* distinguishes layouts in the hash */
+	uint32		nseries;		/* series made through this layout */
+	double		expected_rows;	/* rows its source's plan expects; 0:
+								 * unknown */
 	RowKey	   *row;			/* the current row's keys, by column */
 	ValueTable *values;			/* distinct values, by column */
 	uint16	   *last_order;		/* label order of the last new series */

@@ -110,7 +110,8 @@ grow_output(PromSnappyWriter *writer, Size max_len)
 		double		ratio = (double) (writer->out_len - OUT_HEADER) / writer->total;
 		double		rest = (double) (writer->expected - writer->total) * ratio;
 
-		size = need + (Size) (rest + rest / 8);
+		/* rest counts the fragment at hand: max_len only bounds it */
+		size = writer->out_len + (Size) (rest + rest / 8);
 	}
 	writer->out_size = Min(Max(size, need), MaxAllocSize);
 	writer->out = repalloc(writer->out, writer->out_size);

@@ -69,6 +69,33 @@ SET promread.max_samples = 100000;
 SELECT count(*) FROM prom_series('vol', '2024-01-01', '2024-01-03');
 RESET promread.max_samples;
 
+-- sample blocks are sized by the plan's estimate of the rows: with series
+-- interleaved and statistics that no longer hold, the estimate is far below
+-- the rows (a time range past what ANALYZE saw: 1 row for 149,000) or far
+-- above them (the range it saw: 119,500 rows for 500), and the answer is
+-- still the same as in SQL
+CREATE TABLE stale (t timestamptz, host text, v float8)
+	WITH (autovacuum_enabled = off);
+INSERT INTO stale
+	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds', 'host-' || s, k
+	FROM generate_series(0, 9) k, generate_series(1, 50) s ORDER BY k, s;
+ANALYZE stale;
+INSERT INTO stale
+	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds', 'host-' || s, k
+	FROM generate_series(10, 2999) k, generate_series(1, 50) s ORDER BY k, s;
+SELECT prom_register('stale');
+CREATE FUNCTION stale_check(first timestamptz, last timestamptz,
+	OUT series bigint, OUT same bigint) LANGUAGE sql AS $$
+	SELECT count(*), count(*) FILTER (WHERE g.ts = e.ts AND g.value = e.value)
+	FROM prom_series('stale', first, last) g
+		JOIN (SELECT host, array_agg(t ORDER BY t) AS ts,
+				array_agg(v ORDER BY t) AS value
+			  FROM stale WHERE t BETWEEN first AND last GROUP BY host) e
+		ON e.host = g.labels->>'host' $$;
+SELECT * FROM stale_check('2024-01-01 00:05', '2024-01-03');
+SELECT * FROM stale_check('2024-01-01', '2024-01-01 00:02:15');
+
+DROP FUNCTION stale_check;
 DROP VIEW expected;
-DROP TABLE vol;
+DROP TABLE vol, stale;
 DROP TYPE volume_env;
