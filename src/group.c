@@ -50,8 +50,9 @@
  * empty): 16 bytes per sample plus a bounded slack, no per-row allocation.
  * A series notes whether its samples arrived in strictly increasing time
  * (only those that did not are sorted when the set is finished) and adds up
- * the bytes its samples take in a SAMPLES response, while the sample is at
- * hand, so that the response is sized without reading the samples again.
+ * the bytes of its message in a SAMPLES response (its labels' when it is
+ * made, each sample's while the sample is at hand), so that the response is
+ * sized without reading the series again.
  * Finishing (order.c) sorts the series once.
  *
  *-------------------------------------------------------------------------
@@ -687,6 +688,7 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	}
 	series->order = layout->last_order;
 	series->nlabels = nlabels;
+	series->message_bytes = PromSeriesLabelsSize(series);
 
 	if (set->nseries == set->series_capacity)
 	{
@@ -708,10 +710,11 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 /*
  * Give a series a new sample block at the end of its chain: twice as large
  * as its last, or what remains of the series' share of the rows its source
- * expects (with a sixteenth more) when that is less, or, for the first block of the newest series, one sample
- * larger than the series made before it holds now (which, when each series'
- * rows come together, is all of that series; this one often has as many
- * samples, or one more when a scrape falls just inside the range).
+ * expects (with a sixteenth more) when that is less; for the first block of
+ * the newest series, one sample larger than the series made before it holds
+ * now (which, when each series' rows come together, is all of that series;
+ * this one often has as many samples, or one more when a scrape falls just
+ * inside the range).
  */
 static PromSampleBlock *
 grow_samples(PromSeriesSet *set, PromSeries *series)
@@ -813,7 +816,7 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 	block->samples[block->count].v = v;
 	block->count++;
 	series->nsamples++;
-	series->sample_bytes += WIRE_SAMPLE_FIELD_SIZE(t, v);
+	series->message_bytes += WIRE_SAMPLE_FIELD_SIZE(t, v);
 
 	if (unlikely(set->row_context_used))
 	{
@@ -897,6 +900,18 @@ PromSeriesSetSeries(const PromSeriesSet *set, int *count)
 {
 	*count = set->nseries;
 	return set->series;
+}
+
+/*
+ * Bytes of a finished set's series as the fields of a SAMPLES QueryResult,
+ * added up while finishing, so that the response's length is known before
+ * the series are read in their order.
+ */
+Size
+PromSeriesSetResultBytes(const PromSeriesSet *set)
+{
+	Assert(set->finished);
+	return set->result_bytes;
 }
 
 /* Number of rows added to the set (samples before duplicate removal). */

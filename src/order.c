@@ -247,14 +247,21 @@ PromSortSeries(PromSeriesSet *set)
 	for (u = 0; u < nnames; u++)
 		max_highest = Max(max_highest, highest[u]);
 
-	/* one row of numbers per series; absent labels as the header says */
+	/*
+	 * One row of numbers per series; absent labels as the header says.  The
+	 * series are visited in the order they were made, which is the order of
+	 * their memory, so their bytes in a response are added up here too.
+	 */
 	rows = PromArenaAlloc(set->arena, sizeof(uint32) * nnames * (Size) nseries);
+	set->result_bytes = 0;
 	for (i = 0; i < nseries; i++)
 	{
 		PromSeries *s = set->series[i];
 		uint32	   *row = rows + (Size) i * nnames;
 		bool		more = false;
 		int			c;
+
+		set->result_bytes += series_field_bytes(s);
 
 		memset(row, 0, sizeof(uint32) * nnames);
 		for (c = 0; c < s->layout->ncolumns; c++)
@@ -328,10 +335,13 @@ PromSortSeries(PromSeriesSet *set)
 		{
 			PromSeries *into = series[kept - 1];
 
+			/* one message: the labels once, the samples of both */
+			set->result_bytes -= series_field_bytes(into) + series_field_bytes(s);
+			into->message_bytes += s->message_bytes - PromSeriesLabelsSize(s);
+			set->result_bytes += series_field_bytes(into);
 			into->tail->next = s->head;
 			into->tail = s->tail;
 			into->nsamples += s->nsamples;
-			into->sample_bytes += s->sample_bytes;
 			into->needs_sort = true;
 			continue;
 		}
@@ -443,9 +453,11 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 		memcpy(block->samples, samples + i, sizeof(PromSample) * block->count);
 		i += block->count;
 	}
-	series->sample_bytes = 0;
+	set->result_bytes -= series_field_bytes(series);
+	series->message_bytes = PromSeriesLabelsSize(series);
 	for (i = 0; i < kept; i++)
-		series->sample_bytes += WIRE_SAMPLE_FIELD_SIZE(samples[i].t, samples[i].v);
+		series->message_bytes += WIRE_SAMPLE_FIELD_SIZE(samples[i].t, samples[i].v);
+	set->result_bytes += series_field_bytes(series);
 	series->nsamples = kept;
 	series->needs_sort = false;
 	pfree(samples);

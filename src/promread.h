@@ -172,8 +172,9 @@ typedef struct PromSeries
 	uint16		nlabels;
 	bool		needs_sort;		/* samples arrived out of time order */
 	int32		nsamples;		/* at most promread.max_samples */
-	Size		sample_bytes;	/* its samples as fields of a SAMPLES
-								 * response, summed as they arrive */
+	Size		message_bytes;	/* its TimeSeries message in a SAMPLES
+								 * response: its labels, and its samples
+								 * added up as they arrive */
 	PromSampleBlock *head;
 	PromSampleBlock *tail;
 	struct PromSeries *successor;	/* the series that followed it last */
@@ -198,6 +199,7 @@ extern Size PromSeriesSetArenaBytes(const PromSeriesSet *set);
 extern PromSeries *const *PromSeriesSetSeries(const PromSeriesSet *set,
 											  int *count);
 extern int64 PromSeriesSetSampleCount(const PromSeriesSet *set);
+extern Size PromSeriesSetResultBytes(const PromSeriesSet *set);
 extern int	PromSeriesLabels(const PromSeries *series, PromLabelRef *labels);
 
 /*---- Query execution (scan.c, query.c) ----*/

@@ -8,9 +8,10 @@
  * = 1; repeated Sample samples = 2 }, Label { name = 1; value = 2 },
  * Sample { double value = 1; int64 timestamp = 2 }.
  *
- * The encoded size of each series is computed first (its samples' bytes
- * were added up as they arrived, so only its labels are read), then the
- * result is written into one buffer: no message objects, no allocation per
+ * The encoded size of each series and of the whole result are known
+ * before anything is written (the series set adds up each series' bytes as
+ * its samples arrive, and their total while it is finished), so each series
+ * is read once, when it is written: no message objects, no allocation per
  * sample.
  * As protobuf encoders do, a sample's fields are left out when zero; a
  * value is left out only when its bits are all zero (+0.0), so that -0.0,
@@ -42,12 +43,10 @@ label_size(int name_len, int value_len)
 	return wire_len_field_size(name_len) + wire_len_field_size(value_len);
 }
 
-/* Bytes of a series' labels, as repeated Label fields numbered 1. */
-Size
-PromSeriesLabelsSize(const PromSeries *series)
+/* Bytes of labels as repeated Label fields numbered 1. */
+static Size
+labels_size(const PromLabelRef *labels, int n)
 {
-	PromLabelRef labels[PROM_MAX_LABELS];
-	int			n = PromSeriesLabels(series, labels);
 	Size		size = 0;
 	int			i;
 
@@ -57,12 +56,10 @@ PromSeriesLabelsSize(const PromSeries *series)
 	return size;
 }
 
-/* Write a series' labels as repeated Label fields numbered 1. */
-char *
-PromPutSeriesLabels(char *p, const PromSeries *series)
+/* Write labels as repeated Label fields numbered 1; returns the end. */
+static char *
+put_labels(char *p, const PromLabelRef *labels, int n)
 {
-	PromLabelRef labels[PROM_MAX_LABELS];
-	int			n = PromSeriesLabels(series, labels);
 	int			i;
 
 	for (i = 0; i < n; i++)
@@ -77,6 +74,24 @@ PromPutSeriesLabels(char *p, const PromSeries *series)
 		p += labels[i].value_len;
 	}
 	return p;
+}
+
+/* Bytes of a series' labels, as repeated Label fields numbered 1. */
+Size
+PromSeriesLabelsSize(const PromSeries *series)
+{
+	PromLabelRef labels[PROM_MAX_LABELS];
+
+	return labels_size(labels, PromSeriesLabels(series, labels));
+}
+
+/* Write a series' labels as repeated Label fields numbered 1. */
+char *
+PromPutSeriesLabels(char *p, const PromSeries *series)
+{
+	PromLabelRef labels[PROM_MAX_LABELS];
+
+	return put_labels(p, labels, PromSeriesLabels(series, labels));
 }
 
 /* The most bytes of one Sample field: tag, length, value, time. */
@@ -120,37 +135,31 @@ write_len_header(PromSnappyWriter *writer, int field, Size len)
 
 /*
  * Write one QueryResult, as field 1 of a ReadResponse, holding the series
- * of a finished set in their order.
+ * of a finished set in their order.  The set knows the bytes of each series
+ * and of them all, so each series is read once, here.
  */
 void
 PromWriteSamplesResult(PromSnappyWriter *writer, const PromSeriesSet *set)
 {
 	int			nseries;
 	PromSeries *const *series = PromSeriesSetSeries(set, &nseries);
-	Size	   *sizes = palloc_extended(sizeof(Size) * Max(nseries, 1),
-										MCXT_ALLOC_HUGE);
-	Size		result_size = 0;
+	Size		result_size = PromSeriesSetResultBytes(set);
 	int			i;
-
-	for (i = 0; i < nseries; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		sizes[i] = PromSeriesLabelsSize(series[i]) + series[i]->sample_bytes;
-		result_size += wire_len_field_size(sizes[i]);
-	}
 
 	PromSnappyWriterExpect(writer, wire_len_field_size(result_size));
 	write_len_header(writer, RESULTS_FIELD, result_size);
 	for (i = 0; i < nseries; i++)
 	{
-		Size		labels_size = sizes[i] - series[i]->sample_bytes;
+		PromLabelRef labels[PROM_MAX_LABELS];
+		int			nlabels = PromSeriesLabels(series[i], labels);
+		Size		size = labels_size(labels, nlabels);
 		const PromSampleBlock *block;
 		char	   *p;
 
 		CHECK_FOR_INTERRUPTS();
-		write_len_header(writer, TIMESERIES_FIELD, sizes[i]);
-		p = PromSnappyWriterRoom(writer, labels_size);
-		PromSnappyWriterAdvance(writer, PromPutSeriesLabels(p, series[i]) - p);
+		write_len_header(writer, TIMESERIES_FIELD, series[i]->message_bytes);
+		p = PromSnappyWriterRoom(writer, size);
+		PromSnappyWriterAdvance(writer, put_labels(p, labels, nlabels) - p);
 		for (block = series[i]->head; block != NULL; block = block->next)
 		{
 			p = PromSnappyWriterRoom(writer, (Size) block->count * SAMPLE_FIELD_MAX);
@@ -158,5 +167,4 @@ PromWriteSamplesResult(PromSnappyWriter *writer, const PromSeriesSet *set)
 									put_samples(p, block->samples, block->count) - p);
 		}
 	}
-	pfree(sizes);
 }

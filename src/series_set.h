@@ -10,6 +10,7 @@
 #define PROMREAD_SERIES_SET_H
 
 #include "promread.h"
+#include "wire.h"
 
 /* A key read from a row: bytes, or a Datum for scalar kinds. */
 typedef struct RowKey
@@ -108,6 +109,8 @@ struct PromSeriesSet
 	char	   *hash_buffer;	/* a row's keys gathered for hashing */
 	Size		hash_buffer_size;
 	int64		nsamples;
+	Size		result_bytes;	/* the series as fields of a SAMPLES
+								 * QueryResult; set when finished */
 	PromLayout *layouts;
 	int			nlayouts;
 	bool		finished;
@@ -126,6 +129,13 @@ compare_bytes(const char *a, int alen, const char *b, int blen)
 
 /* group.c */
 extern void PromSeriesSetNotePeak(const PromSeriesSet *set);
+
+/* The bytes of a series as a field of a SAMPLES QueryResult. */
+static inline Size
+series_field_bytes(const PromSeries *series)
+{
+	return wire_len_field_size(series->message_bytes);
+}
 
 /* order.c */
 extern void PromSortSeries(PromSeriesSet *set);
