@@ -435,10 +435,13 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 
 	for (i = 0; i < nseries; i++)
 	{
-		Size		labels_size = PromSeriesLabelsSize(series[i]);
-		Size		series_size = labels_size;
+		Size		labels_size;
+		Size		series_size;
 		SampleCursor cursor;
 
+		PromPrefetchSeries(series, i, nseries);
+		labels_size = PromSeriesLabelsSize(series[i]);
+		series_size = labels_size;
 		cursor.block = series[i]->head;
 		cursor.index = 0;
 		while (cursor_has_more(&cursor))

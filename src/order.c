@@ -297,6 +297,9 @@ PromSortSeries(PromSeriesSet *set)
 		memset(counts, 0, sizeof(uint32) * nkeys);
 		for (i = 0; i < nseries; i++)
 			counts[rows[(Size) order[i] * nnames + u]]++;
+		if (counts[rows[(Size) order[0] * nnames + u]] == (uint32) nseries)
+			continue;			/* one entry for all (a metric name): the
+								 * order stays as it is */
 		for (k = 0; k < nkeys; k++)
 		{
 			uint32		count = counts[k];
