@@ -8,7 +8,10 @@
  * over all labels of its type.  An enum can have hundreds of thousands of
  * labels (one per host, say), too many to look up one by one in the
  * syscache on every call, so the labels of a type are read from pg_enum
- * once, in one index scan, and kept in a hash table by value.  Any change
+ * once, in one index scan, and kept by value: in an array indexed by value
+ * when the type's values are dense (those of one CREATE TYPE are
+ * consecutive even OIDs), so that values met in the order of the type look
+ * their labels up in the order of memory; otherwise in a hash table.  Any change
  * to pg_enum invalidates the cache; it is rebuilt on the next lookup, never
  * in the middle of one, so a caller may use what a lookup returned until it
  * makes the next one.
@@ -29,13 +32,19 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
-/* One enum value and its label. */
+/* A label and its length. */
+typedef struct LabelAt
+{
+	const char *label;			/* NULL: no value here */
+	int			len;
+} LabelAt;
+
+/* One enum value and its label, in the hash table. */
 typedef struct EnumLabelEntry
 {
 	Oid			value;			/* hash key */
 	char		status;			/* for simplehash */
-	const char *label;
-	int			len;
+	LabelAt		at;
 } EnumLabelEntry;
 
 #define SH_PREFIX		enumlabels
@@ -49,9 +58,22 @@ typedef struct EnumLabelEntry
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/* A cached type: its labels, and the array of a dense type. */
+typedef struct CachedType
+{
+	PromEnumLabels labels;
+	Oid			first;			/* lowest value */
+	uint32		range;			/* entries of at: 0 when not dense */
+	LabelAt    *at;				/* by value minus first */
+} CachedType;
+
+/* A type whose values span at most this many per label is dense. */
+#define DENSE_SPAN	4
+
 static MemoryContext cache_context = NULL;
-static enumlabels_hash *labels_by_value = NULL;
-static List *types = NIL;		/* of PromEnumLabels */
+static enumlabels_hash *labels_by_value = NULL;	/* of types not dense */
+static List *types = NIL;		/* of CachedType */
+static CachedType *last_type = NULL;	/* the type of the last lookup */
 static bool cache_valid = false;
 
 /* Any change to pg_enum makes the cache stale. */
@@ -77,16 +99,58 @@ prepare_cache(void)
 		MemoryContextReset(cache_context);
 		labels_by_value = enumlabels_create(cache_context, 1024, NULL);
 		types = NIL;
+		last_type = NULL;
 		cache_valid = true;
 	}
 }
 
+/* Index the labels of a type by value: an array when dense, else the hash. */
+static void
+index_type(CachedType *cached)
+{
+	PromEnumLabels *labels = &cached->labels;
+	Oid			last = InvalidOid;
+	int			i;
+
+	cached->first = InvalidOid;
+	for (i = 0; i < labels->nlabels; i++)
+	{
+		if (i == 0 || labels->values[i] < cached->first)
+			cached->first = labels->values[i];
+		last = Max(last, labels->values[i]);
+	}
+	if (labels->nlabels > 0 &&
+		(uint64) last - cached->first < (uint64) labels->nlabels * DENSE_SPAN)
+	{
+		cached->range = last - cached->first + 1;
+		cached->at = palloc0_array(LabelAt, cached->range);
+		for (i = 0; i < labels->nlabels; i++)
+		{
+			LabelAt    *at = &cached->at[labels->values[i] - cached->first];
+
+			at->label = labels->labels[i];
+			at->len = labels->lens[i];
+		}
+		return;
+	}
+	for (i = 0; i < labels->nlabels; i++)
+	{
+		bool		found;
+		EnumLabelEntry *entry = enumlabels_insert(labels_by_value,
+												  labels->values[i], &found);
+
+		entry->at.label = labels->labels[i];
+		entry->at.len = labels->lens[i];
+	}
+}
+
 /* Read every label of an enum type into the cache. */
-static PromEnumLabels *
+static CachedType *
 load_type(Oid type)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(cache_context);
-	PromEnumLabels *labels = palloc0(sizeof(PromEnumLabels));
+	CachedType *cached = palloc0(sizeof(CachedType));
+	PromEnumLabels *labels = &cached->labels;
 	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
@@ -105,8 +169,6 @@ load_type(Oid type)
 	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
 	{
 		Form_pg_enum en = (Form_pg_enum) GETSTRUCT(tuple);
-		EnumLabelEntry *entry;
-		bool		found;
 
 		CHECK_FOR_INTERRUPTS();
 		if (labels->nlabels == capacity)
@@ -119,17 +181,15 @@ load_type(Oid type)
 		labels->values[labels->nlabels] = en->oid;
 		labels->labels[labels->nlabels] = pstrdup(NameStr(en->enumlabel));
 		labels->lens[labels->nlabels] = strlen(NameStr(en->enumlabel));
-		entry = enumlabels_insert(labels_by_value, en->oid, &found);
-		entry->label = labels->labels[labels->nlabels];
-		entry->len = labels->lens[labels->nlabels];
 		labels->nlabels++;
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 
-	types = lappend(types, labels);
+	index_type(cached);
+	types = lappend(types, cached);
 	MemoryContextSwitchTo(oldcxt);
-	return labels;
+	return cached;
 }
 
 /*
@@ -144,12 +204,48 @@ PromEnumLabelsOf(Oid type)
 	prepare_cache();
 	foreach(lc, types)
 	{
-		PromEnumLabels *labels = lfirst(lc);
+		CachedType *cached = lfirst(lc);
 
-		if (labels->type == type)
-			return labels;
+		if (cached->labels.type == type)
+			return &cached->labels;
 	}
-	return load_type(type);
+	return &load_type(type)->labels;
+}
+
+/* The label of a value in the array of a dense type, or NULL. */
+static inline const LabelAt *
+label_at(const CachedType *cached, Oid value)
+{
+	uint32		offset = value - cached->first;
+
+	if (cached->range == 0 || offset >= cached->range ||
+		cached->at[offset].label == NULL)
+		return NULL;
+	return &cached->at[offset];
+}
+
+/* Look a value up in the cache: NULL when its type is not loaded. */
+static const LabelAt *
+find_label(Oid value)
+{
+	EnumLabelEntry *entry;
+	ListCell   *lc;
+	const LabelAt *at;
+
+	if (last_type != NULL && (at = label_at(last_type, value)) != NULL)
+		return at;
+	foreach(lc, types)
+	{
+		CachedType *cached = lfirst(lc);
+
+		if ((at = label_at(cached, value)) != NULL)
+		{
+			last_type = cached;
+			return at;
+		}
+	}
+	entry = enumlabels_lookup(labels_by_value, value);
+	return entry != NULL ? &entry->at : NULL;
 }
 
 /*
@@ -159,11 +255,11 @@ PromEnumLabelsOf(Oid type)
 const char *
 PromEnumLabel(Oid value, int *len)
 {
-	EnumLabelEntry *entry;
+	const LabelAt *at;
 
 	prepare_cache();
-	entry = enumlabels_lookup(labels_by_value, value);
-	if (entry == NULL)
+	at = find_label(value);
+	if (at == NULL)
 	{
 		HeapTuple	tuple = SearchSysCache1(ENUMOID, ObjectIdGetDatum(value));
 		Oid			type;
@@ -175,10 +271,10 @@ PromEnumLabel(Oid value, int *len)
 		/* a lookup may have processed an invalidation */
 		prepare_cache();
 		load_type(type);
-		entry = enumlabels_lookup(labels_by_value, value);
-		if (entry == NULL)
+		at = find_label(value);
+		if (at == NULL)
 			elog(ERROR, "enum value %u is missing from its type %u", value, type);
 	}
-	*len = entry->len;
-	return entry->label;
+	*len = at->len;
+	return at->label;
 }

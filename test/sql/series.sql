@@ -189,6 +189,24 @@ INSERT INTO kinds VALUES
 	('2024-01-01 00:00:04', '00000000-0000-0000-0000-000000000002', '', NULL, NULL, '', NULL, 10);
 SELECT labels, ts, value FROM prom_series('kinds', '2024-01-01', '2024-01-02');
 
+-- enum labels are cached by value: in an array when the type's values are
+-- close together (those of one CREATE TYPE), in a hash table when values
+-- added later are far from the others (other objects took OIDs between)
+CREATE TYPE sparse_env AS ENUM ('one', 'two');
+DO $$ BEGIN FOR i IN 1..10 LOOP
+	EXECUTE format('CREATE TABLE sparse_pad%s ()', i);
+	EXECUTE format('DROP TABLE sparse_pad%s', i);
+END LOOP; END $$;
+ALTER TYPE sparse_env ADD VALUE 'zero' BEFORE 'one';
+ALTER TYPE sparse_env ADD VALUE 'three';
+CREATE TABLE sparse (t timestamptz, env sparse_env, v float8);
+INSERT INTO sparse SELECT '2024-01-01 00:00:01', e, 1
+	FROM unnest(enum_range(NULL::sparse_env)) e;
+INSERT INTO kinds (t, env, v) VALUES ('2024-01-01 00:00:05', 'dev', 11);
+SELECT prom_register('sparse');
+SELECT labels FROM prom_series('sparse', '2024-01-01', '2024-01-02');
+SELECT labels FROM prom_series('kinds{env="dev"}', '2024-01-01', '2024-01-02');
+
 DROP TABLE m, typed, local_ts, epoch_ms, int_values, toasted, compressed,
-	one_byte, kinds;
-DROP TYPE series_env;
+	one_byte, kinds, sparse;
+DROP TYPE series_env, sparse_env;
