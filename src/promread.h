@@ -186,14 +186,18 @@ typedef struct PromSeries
  * their memory, so each would be a few cache misses.  While series i is
  * read, PromPrefetchSeries asks for the series PROM_SERIES_AHEAD places on
  * (its header and what was allocated with it: its new label values, often
- * its first sample block) and, its header having arrived by then, for the
- * first sample block of the series PROM_BLOCK_AHEAD places on.  GCC takes a
+ * its first sample block); its header having arrived by then, for the first
+ * sample block of the series PROM_BLOCK_AHEAD places on; and, that block's
+ * header having arrived, for the second block of the series
+ * PROM_NEXT_BLOCK_AHEAD places on (series that interleave have their second
+ * block elsewhere).  GCC takes a
  * function that only prefetches for one without effects and drops its calls
  * unless it is inlined first, hence always_inline; and it drops a loop that
  * only prefetches, hence the lines one by one.
  */
 #define PROM_SERIES_AHEAD	8
 #define PROM_BLOCK_AHEAD	4
+#define PROM_NEXT_BLOCK_AHEAD	2
 #define PROM_CACHE_LINE		64
 
 static pg_attribute_always_inline void
@@ -215,6 +219,16 @@ PromPrefetchSeries(PromSeries *const *series, int i, int nseries)
 		__builtin_prefetch(block);
 		__builtin_prefetch(block + PROM_CACHE_LINE);
 		__builtin_prefetch(block + 2 * PROM_CACHE_LINE);
+	}
+	if (i + PROM_NEXT_BLOCK_AHEAD < nseries)
+	{
+		const PromSampleBlock *head = series[i + PROM_NEXT_BLOCK_AHEAD]->head;
+
+		if (head != NULL && head->next != NULL)
+		{
+			__builtin_prefetch(head->next);
+			__builtin_prefetch((const char *) head->next + PROM_CACHE_LINE);
+		}
 	}
 }
 
