@@ -52,8 +52,8 @@
  * (only those that did not are sorted when the set is finished) and adds up
  * the bytes of its message in a SAMPLES response (its labels' when it is
  * made, each sample's while the sample is at hand), so that the response is
- * sized without reading the series again.
- * Finishing (order.c) sorts the series once.
+ * sized without reading the series again.  Finishing (order.c) sorts the
+ * series once.
  *
  *-------------------------------------------------------------------------
  */

@@ -339,9 +339,9 @@ PromSortSeries(PromSeriesSet *set)
 			PromSeries *into = series[kept - 1];
 
 			/* one message: the labels once, the samples of both */
-			set->result_bytes -= series_field_bytes(into) + series_field_bytes(s);
-			into->message_bytes += s->message_bytes - PromSeriesLabelsSize(s);
-			set->result_bytes += series_field_bytes(into);
+			set->result_bytes -= series_field_bytes(s);
+			set_message_bytes(set, into, into->message_bytes +
+							  s->message_bytes - PromSeriesLabelsSize(s));
 			into->tail->next = s->head;
 			into->tail = s->tail;
 			into->nsamples += s->nsamples;
@@ -425,6 +425,7 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 	PromSampleBlock *block;
 	int64		n = 0;
 	int64		kept;
+	Size		message_bytes;
 	int64		i;
 
 	samples = MemoryContextAllocHuge(set->context,
@@ -456,11 +457,10 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 		memcpy(block->samples, samples + i, sizeof(PromSample) * block->count);
 		i += block->count;
 	}
-	set->result_bytes -= series_field_bytes(series);
-	series->message_bytes = PromSeriesLabelsSize(series);
+	message_bytes = PromSeriesLabelsSize(series);
 	for (i = 0; i < kept; i++)
-		series->message_bytes += WIRE_SAMPLE_FIELD_SIZE(samples[i].t, samples[i].v);
-	set->result_bytes += series_field_bytes(series);
+		message_bytes += WIRE_SAMPLE_FIELD_SIZE(samples[i].t, samples[i].v);
+	set_message_bytes(set, series, message_bytes);
 	series->nsamples = kept;
 	series->needs_sort = false;
 	pfree(samples);

@@ -190,10 +190,10 @@ typedef struct PromSeries
  * sample block of the series PROM_BLOCK_AHEAD places on; and, that block's
  * header having arrived, for the second block of the series
  * PROM_NEXT_BLOCK_AHEAD places on (series that interleave have their second
- * block elsewhere).  GCC takes a
- * function that only prefetches for one without effects and drops its calls
- * unless it is inlined first, hence always_inline; and it drops a loop that
- * only prefetches, hence the lines one by one.
+ * block elsewhere).  GCC takes a function that only prefetches for one
+ * without effects and drops its calls unless it is inlined first, hence
+ * always_inline; and it drops a loop that only prefetches, hence the lines
+ * one by one.
  */
 #define PROM_SERIES_AHEAD	8
 #define PROM_BLOCK_AHEAD	4

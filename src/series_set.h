@@ -137,6 +137,15 @@ series_field_bytes(const PromSeries *series)
 	return wire_len_field_size(series->message_bytes);
 }
 
+/* Give a series a new message size, keeping the set's total true. */
+static inline void
+set_message_bytes(PromSeriesSet *set, PromSeries *series, Size bytes)
+{
+	set->result_bytes -= series_field_bytes(series);
+	series->message_bytes = bytes;
+	set->result_bytes += series_field_bytes(series);
+}
+
 /* order.c */
 extern void PromSortSeries(PromSeriesSet *set);
 extern void PromSortSamples(PromSeriesSet *set, PromSeries *series);
