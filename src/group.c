@@ -809,7 +809,10 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 	/* the tail block is never empty: it is made for a sample */
 	block = series->tail;
 	if (block != NULL && t <= block->samples[block->count - 1].t)
+	{
 		series->needs_sort = true;
+		set->samples_unsorted = true;
+	}
 	if (unlikely(block == NULL || block->count == block->capacity))
 		block = grow_samples(set, series);
 	block->samples[block->count].t = t;
@@ -856,10 +859,15 @@ PromSeriesSetFinish(PromSeriesSet *set)
 	Assert(!set->finished);
 	set->finished = true;
 	set->last = NULL;
+	/* the index is for adding rows: its memory goes to the sort */
+	PromArenaFree(set->arena, set->slots,
+				  sizeof(SeriesSlot) * (set->slot_mask + 1));
+	set->slots = NULL;
 	PromSortSeries(set);
-	for (i = 0; i < set->nseries; i++)
-		if (set->series[i]->needs_sort)
-			PromSortSamples(set, set->series[i]);
+	if (set->samples_unsorted)
+		for (i = 0; i < set->nseries; i++)
+			if (set->series[i]->needs_sort)
+				PromSortSamples(set, set->series[i]);
 }
 
 /*

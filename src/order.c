@@ -16,7 +16,10 @@
  *     entry per name, in that order;
  *   - the distinct values of a name (shared by the series that have them)
  *     are sorted once, bytewise, and numbered from 1: a present label's
- *     entry is its value's number;
+ *     entry is its value's number.  One pass over the series, in the order
+ *     of their memory, gathers the values and writes each row with the
+ *     order in which the pass met them; once the values are numbered, a
+ *     pass over the rows (not the series) puts the numbers in;
  *   - an absent label's entry is 0 when the series has no label after it,
  *     and greater than every number when it has one.
  *
@@ -41,13 +44,20 @@
 #include "utils/memutils.h"
 #include "wire.h"
 
-/* A value and the first 16 bytes of its text, big-endian, for sorting. */
+/*
+ * A value being numbered: the first 12 bytes of its text, big-endian, for
+ * sorting; in the low half of lo, its ordinal (the order in which the series
+ * met it, from 1), which is how series rows refer to it until it has its
+ * number; and the value itself, for texts whose first 12 bytes tie.
+ */
 typedef struct TextRecord
 {
-	uint64		hi;
-	uint64		lo;
-	PromLabelValue *value;
+	uint64		hi;				/* bytes 0 to 7 */
+	uint64		lo;				/* bytes 8 to 11, then the ordinal */
+	const PromLabelValue *value;
 } TextRecord;
+
+#define RECORD_ORDINAL(record)	((uint32) (record)->lo)
 
 /* The first 8 bytes from an offset of a text, as a big-endian number. */
 static inline uint64
@@ -62,7 +72,7 @@ text_prefix(const char *text, int len, int offset)
 	return prefix;
 }
 
-/* Order values bytewise by text. */
+/* Order values bytewise by text; 0 for equal texts. */
 static int
 compare_text_records(const void *pa, const void *pb)
 {
@@ -71,8 +81,8 @@ compare_text_records(const void *pa, const void *pb)
 
 	if (a->hi != b->hi)
 		return a->hi < b->hi ? -1 : 1;
-	if (a->lo != b->lo)
-		return a->lo < b->lo ? -1 : 1;
+	if ((a->lo >> 32) != (b->lo >> 32))
+		return (a->lo >> 32) < (b->lo >> 32) ? -1 : 1;
 	return compare_bytes(a->value->text, a->value->text_len,
 						 b->value->text, b->value->text_len);
 }
@@ -97,25 +107,29 @@ find_name(const char **names, const int *lens, int nnames, const char *name,
 	return lo;
 }
 
-/* Values of one label name being numbered. */
+/* The values of one label name, being numbered. */
 typedef struct NameValues
 {
 	TextRecord *records;
 	uint32		count;
 	Size		capacity;
+	uint32	   *number_of;		/* a value's number, by ordinal */
+	uint32		highest;		/* the highest number */
 } NameValues;
 
 /*
- * Number the present values of every label name, in bytewise order of
- * their text, from 1; equal texts get equal numbers.  Values are gathered
- * from the series (a value shared by several series once), so values made
- * without a lookup in their column's table are numbered too.  Sets
- * highest[u], the highest number of name u.
+ * Gather the present values of every label name from the series, each once
+ * (a value shared by several series is marked by its ordinal), so that
+ * values made without a lookup in their column's table are gathered too;
+ * and make each series' row of ordinals, 0 where a label is absent.  This
+ * is the one pass over the series, in the order they were made, which is
+ * the order of their memory, so their bytes in a response are added up here
+ * too.
  */
 static void
-rank_values(PromSeriesSet *set, int nnames, uint32 *highest)
+gather_values(PromSeriesSet *set, NameValues *names, int nnames,
+			  uint32 *rows)
 {
-	NameValues *names = palloc0(sizeof(NameValues) * Max(nnames, 1));
 	PromLayout *layout;
 	int			i;
 	int			u;
@@ -133,53 +147,105 @@ rank_values(PromSeriesSet *set, int nnames, uint32 *highest)
 		names[u].records = PromArenaAlloc(set->arena, sizeof(TextRecord) *
 										  Max(names[u].capacity, 1));
 
-	/* gather each value once, marked by a rank that is not yet one */
+	set->result_bytes = 0;
 	for (i = 0; i < set->nseries; i++)
 	{
 		const PromSeries *series = set->series[i];
 		const PromLayout *row_layout = series->layout;
+		uint32	   *row = rows + (Size) i * nnames;
 		int			c;
 
+		set->result_bytes += series_field_bytes(series);
+		memset(row, 0, sizeof(uint32) * nnames);
 		for (c = 0; c < row_layout->ncolumns; c++)
 		{
 			PromLabelValue *value = series->values[c];
-			NameValues *name = &names[row_layout->name_index[c]];
+			int			name_index = row_layout->name_index[c];
+			NameValues *name = &names[name_index];
 
-			if (value->text_len == 0 || value->rank == PG_UINT32_MAX)
+			if (value->text_len == 0)
 				continue;
-			Assert(name->count < name->capacity);
-			value->rank = PG_UINT32_MAX;
-			name->records[name->count].hi = text_prefix(value->text, value->text_len, 0);
-			name->records[name->count].lo = text_prefix(value->text, value->text_len, 8);
-			name->records[name->count].value = value;
-			name->count++;
+			if (value->ordinal == 0)
+			{
+				TextRecord *record = &name->records[name->count++];
+
+				Assert(name->count <= name->capacity);
+				value->ordinal = name->count;
+				record->hi = text_prefix(value->text, value->text_len, 0);
+				record->lo = (text_prefix(value->text, value->text_len, 8) &
+							  ~UINT64CONST(0xFFFFFFFF)) | value->ordinal;
+				record->value = value;
+			}
+			row[name_index] = value->ordinal;
 		}
 	}
+}
+
+/*
+ * Number the values of every name in bytewise order of their text, from 1;
+ * equal texts get equal numbers.
+ */
+static void
+number_values(PromSeriesSet *set, NameValues *names, int nnames)
+{
+	int			u;
 
 	for (u = 0; u < nnames; u++)
 	{
 		NameValues *name = &names[u];
-		uint32		rank = 0;
 		uint32		k;
 
 		CHECK_FOR_INTERRUPTS();
 		if (name->count > 1)
 			qsort(name->records, name->count, sizeof(TextRecord),
 				  compare_text_records);
+		name->number_of = PromArenaAlloc(set->arena,
+										 sizeof(uint32) * (name->count + 1));
+		name->number_of[0] = 0;
+		name->highest = 0;
 		for (k = 0; k < name->count; k++)
 		{
 			if (k == 0 || compare_text_records(&name->records[k - 1],
 											   &name->records[k]) != 0)
-				rank++;
-			name->records[k].value->rank = rank;
+				name->highest++;
+			name->number_of[RECORD_ORDINAL(&name->records[k])] = name->highest;
 		}
-		highest[u] = rank;
 	}
 	PromSeriesSetNotePeak(set);
 	for (u = 0; u < nnames; u++)
 		PromArenaFree(set->arena, names[u].records,
 					  sizeof(TextRecord) * Max(names[u].capacity, 1));
-	pfree(names);
+}
+
+/*
+ * Turn the rows of ordinals into rows of numbers, absent labels as the
+ * header says, and let the numbers by ordinal go.
+ */
+static void
+number_rows(PromSeriesSet *set, NameValues *names, int nnames, uint32 *rows)
+{
+	int			i;
+	int			u;
+
+	for (i = 0; i < set->nseries; i++)
+	{
+		uint32	   *row = rows + (Size) i * nnames;
+		bool		more = false;
+
+		for (u = nnames - 1; u >= 0; u--)
+		{
+			if (row[u] != 0)
+			{
+				row[u] = names[u].number_of[row[u]];
+				more = true;
+			}
+			else if (more)
+				row[u] = names[u].highest + 1;
+		}
+	}
+	for (u = 0; u < nnames; u++)
+		PromArenaFree(set->arena, names[u].number_of,
+					  sizeof(uint32) * (names[u].count + 1));
 }
 
 /* Sort the series of a set by label set and merge equal label sets. */
@@ -190,7 +256,7 @@ PromSortSeries(PromSeriesSet *set)
 	PromLayout *layout;
 	const char **names;
 	int		   *lens;
-	uint32	   *highest;
+	NameValues *values;
 	int			nnames = 0;
 	int			capacity = 0;
 	uint32	   *rows;
@@ -242,39 +308,13 @@ PromSortSeries(PromSeriesSet *set)
 											  layout->names[i],
 											  layout->name_lens[i]);
 	}
-	highest = palloc(sizeof(uint32) * Max(nnames, 1));
-	rank_values(set, nnames, highest);
-	for (u = 0; u < nnames; u++)
-		max_highest = Max(max_highest, highest[u]);
-
-	/*
-	 * One row of numbers per series; absent labels as the header says.  The
-	 * series are visited in the order they were made, which is the order of
-	 * their memory, so their bytes in a response are added up here too.
-	 */
+	values = palloc0(sizeof(NameValues) * Max(nnames, 1));
 	rows = PromArenaAlloc(set->arena, sizeof(uint32) * nnames * (Size) nseries);
-	set->result_bytes = 0;
-	for (i = 0; i < nseries; i++)
-	{
-		PromSeries *s = set->series[i];
-		uint32	   *row = rows + (Size) i * nnames;
-		bool		more = false;
-		int			c;
-
-		set->result_bytes += series_field_bytes(s);
-
-		memset(row, 0, sizeof(uint32) * nnames);
-		for (c = 0; c < s->layout->ncolumns; c++)
-			if (s->values[c]->text_len > 0)
-				row[s->layout->name_index[c]] = s->values[c]->rank;
-		for (u = nnames - 1; u >= 0; u--)
-		{
-			if (row[u] != 0)
-				more = true;
-			else if (more)
-				row[u] = highest[u] + 1;
-		}
-	}
+	gather_values(set, values, nnames, rows);
+	number_values(set, values, nnames);
+	number_rows(set, values, nnames, rows);
+	for (u = 0; u < nnames; u++)
+		max_highest = Max(max_highest, values[u].highest);
 
 	/* a stable counting sort per name, the last name first */
 	order = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
@@ -285,13 +325,13 @@ PromSortSeries(PromSeriesSet *set)
 		order[i] = i;
 	for (u = nnames - 1; u >= 0; u--)
 	{
-		uint32		nkeys = highest[u] + 2;
+		uint32		nkeys = values[u].highest + 2;
 		uint32		sum = 0;
 		uint32	   *swap;
 		uint32		k;
 
 		CHECK_FOR_INTERRUPTS();
-		if (highest[u] == 0)
+		if (values[u].highest == 0)
 			continue;			/* no series has it: its entries only
 								 * repeat what the later names decide */
 		memset(counts, 0, sizeof(uint32) * nkeys);
@@ -346,6 +386,7 @@ PromSortSeries(PromSeriesSet *set)
 			into->tail = s->tail;
 			into->nsamples += s->nsamples;
 			into->needs_sort = true;
+			set->samples_unsorted = true;
 			continue;
 		}
 		series[kept++] = s;
@@ -357,7 +398,7 @@ PromSortSeries(PromSeriesSet *set)
 
 	PromArenaFree(set->arena, sorted, sizeof(uint32) * nseries);
 	PromArenaFree(set->arena, order, sizeof(uint32) * nseries);
-	pfree(highest);
+	pfree(values);
 	pfree(lens);
 	pfree(names);
 }

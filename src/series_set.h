@@ -31,8 +31,9 @@ struct PromLabelValue
 	RowKey		key;
 	const char *text;			/* label value; absent when text_len is 0 */
 	int32		text_len;
-	uint32		rank;			/* order among the values of the label name,
-								 * from 1; set when the set is finished */
+	uint32		ordinal;		/* order in which finishing the set met it
+								 * among the values of its label name, from
+								 * 1; 0 before */
 };
 
 /* A slot of a column's table of values; the hash spares most lookups. */
@@ -109,6 +110,7 @@ struct PromSeriesSet
 	char	   *hash_buffer;	/* a row's keys gathered for hashing */
 	Size		hash_buffer_size;
 	int64		nsamples;
+	bool		samples_unsorted;	/* a series' samples need sorting */
 	Size		result_bytes;	/* the series as fields of a SAMPLES
 								 * QueryResult; set when finished */
 	PromLayout *layouts;
