@@ -228,6 +228,8 @@ cursor_has_more(SampleCursor *cursor)
 	{
 		cursor->block = cursor->block->next;
 		cursor->index = 0;
+		if (cursor->block != NULL)
+			PromPrefetchNextBlock(cursor->block);
 	}
 	return cursor->block != NULL;
 }
@@ -255,6 +257,9 @@ encode_chunk(SampleCursor *cursor, uint8 *out, int64 *min_t, int64 *max_t)
 	{
 		const PromSample *sample = &cursor->block->samples[cursor->index++];
 		uint64		bits = wire_double_bits(sample->v);
+
+		PromPrefetchSamples(cursor->block->samples, cursor->index,
+							cursor->block->count);
 
 		if (n == 0)
 		{
@@ -444,6 +449,7 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 		series_size = labels_size;
 		cursor.block = series[i]->head;
 		cursor.index = 0;
+		PromPrefetchNextBlock(cursor.block);
 		while (cursor_has_more(&cursor))
 		{
 			ChunkRef   *chunk = scratch_next_chunk(&scratch);

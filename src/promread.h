@@ -232,6 +232,36 @@ PromPrefetchSeries(PromSeries *const *series, int i, int nseries)
 	}
 }
 
+/*
+ * The samples of a block are read in order, but the hardware's prefetcher
+ * does not run ahead of them far enough: while sample i is read, the one
+ * PROM_SAMPLES_AHEAD places on is asked for, within the block (past its end
+ * is another series' memory).  The start of the next block is asked for when
+ * a block is begun.
+ */
+#define PROM_SAMPLES_AHEAD	32
+
+static pg_attribute_always_inline void
+PromPrefetchSamples(const PromSample *samples, uint32 i, uint32 count)
+{
+	if (i + PROM_SAMPLES_AHEAD < count)
+		__builtin_prefetch(&samples[i + PROM_SAMPLES_AHEAD]);
+}
+
+static pg_attribute_always_inline void
+PromPrefetchNextBlock(const PromSampleBlock *block)
+{
+	const char *next = (const char *) block->next;
+
+	if (next != NULL)
+	{
+		__builtin_prefetch(next);
+		__builtin_prefetch(next + PROM_CACHE_LINE);
+		__builtin_prefetch(next + 2 * PROM_CACHE_LINE);
+		__builtin_prefetch(next + 3 * PROM_CACHE_LINE);
+	}
+}
+
 typedef struct PromSeriesSet PromSeriesSet;
 
 extern PromSeriesSet *PromSeriesSetCreate(MemoryContext context);

@@ -108,6 +108,7 @@ put_samples(char *p, const PromSample *samples, uint32 count)
 		const PromSample *sample = &samples[i];
 		uint64		bits = wire_double_bits(sample->v);
 
+		PromPrefetchSamples(samples, i, count);
 		*p++ = (char) WIRE_TAG(SAMPLES_FIELD, WIRE_LEN);
 		*p++ = (char) wire_sample_size(sample->t, sample->v);
 		if (bits != 0)
@@ -163,6 +164,7 @@ PromWriteSamplesResult(PromSnappyWriter *writer, const PromSeriesSet *set)
 		PromSnappyWriterAdvance(writer, put_labels(p, labels, nlabels) - p);
 		for (block = series[i]->head; block != NULL; block = block->next)
 		{
+			PromPrefetchNextBlock(block);
 			p = PromSnappyWriterRoom(writer, (Size) block->count * SAMPLE_FIELD_MAX);
 			PromSnappyWriterAdvance(writer,
 									put_samples(p, block->samples, block->count) - p);

@@ -183,9 +183,12 @@ prom_series(PG_FUNCTION_ARGS)
 		{
 			uint32		j;
 
+			PromPrefetchNextBlock(block);
 			for (j = 0; j < block->count; j++, k++)
 			{
 				int64		ts = timestamp_of_ms(block->samples[j].t);
+
+				PromPrefetchSamples(block->samples, j, block->count);
 
 				memcpy(ts_data + k * 8, &ts, 8);
 				memcpy(value_data + k * 8, &block->samples[j].v, 8);
