@@ -3,7 +3,8 @@
 
 Run through bench/run, which starts a throwaway cluster (PG* variables set).
 For each case (label encoding x row ordering x size) it measures, in one
-session, interleaved repetitions after a warm-up, and reports medians:
+session, repetitions after a warm-up, and reports medians; the repetitions
+are interleaved, method by method and, within a size, case by case:
 
   read    prom_remote_read of a request selecting the whole case
           (decode, scan, group, encode, snappy)
@@ -173,26 +174,32 @@ def main():
     print("- machine: %s, %d cores, %s; %s" % (platform.machine(), os.cpu_count(),
           _cpu_model(), _memory()))
     print("- server: %s; shared_buffers %s; parallel workers off; jit off" % (version.split(" on ")[0], shared_buffers))
-    print("- %d timed repetitions per case after one warm-up, interleaved; medians\n" % reps)
+    print("- %d timed repetitions per case after one warm-up, interleaved method by method and case by case within a size; medians\n" % reps)
 
     results = {}
     for nseries, nsamples in sizes:
-        for encoding in ENCODINGS:
-            for ordering in ORDERINGS:
-                case = Case(cur, encoding, ordering, nseries, nsamples)
-                for method in methods:  # warm-up: caches, shared buffers, plans
-                    timed(cur, case.statements[method])
-                times = {m: [] for m in methods}
-                reports = []
-                for _ in range(reps):
-                    for method in methods:
-                        times[method].append(timed(cur, case.statements[method]))
-                    reports.append(phases(conn, cur, case.statements["read"]))
-                med = {m: statistics.median(v) for m, v in times.items()}
-                report = {k: statistics.median(r[k] for r in reports) for k in reports[0]}
-                chunk_report = phases(conn, cur, case.statements["chunks"]) if chunks_served else None
-                results[(encoding, ordering, nseries, nsamples)] = (case, med, report, chunk_report)
-                print("measured %s" % case.name, file=sys.stderr)
+        # the four cases of a size are measured turn by turn, so that the
+        # ratios between them (enum/text, interleaved/adjacent) compare calls
+        # made under the same conditions of a machine whose speed drifts
+        cases = [Case(cur, encoding, ordering, nseries, nsamples)
+                 for encoding in ENCODINGS for ordering in ORDERINGS]
+        for case in cases:
+            for method in methods:  # warm-up: caches, shared buffers, plans
+                timed(cur, case.statements[method])
+        times = {case.name: {m: [] for m in methods} for case in cases}
+        reports = {case.name: [] for case in cases}
+        for _ in range(reps):
+            for case in cases:
+                for method in methods:
+                    times[case.name][method].append(timed(cur, case.statements[method]))
+                reports[case.name].append(phases(conn, cur, case.statements["read"]))
+        for case in cases:
+            med = {m: statistics.median(v) for m, v in times[case.name].items()}
+            runs = reports[case.name]
+            report = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+            chunk_report = phases(conn, cur, case.statements["chunks"]) if chunks_served else None
+            results[(case.encoding, case.ordering, nseries, nsamples)] = (case, med, report, chunk_report)
+            print("measured %s" % case.name, file=sys.stderr)
 
     print("## Times (ms, medians) and ratios\n")
     header = ["case", "rows"] + ["%s ms" % m for m in methods] + \
