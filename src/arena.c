@@ -4,15 +4,26 @@
  *	  The bump allocator of series sets, over memory reused between calls.
  *
  * A series set allocates its series, label copies, sample blocks and
- * large working arrays from an arena: 256 kB chunks carved front to back,
- * with no per-allocation header and nothing freed before the set is (a
- * large request gets a chunk of its own, rounded up to 16 kB, so that an
- * array just over 64 kB does not hold a whole 256 kB).  The chunks
- * of a finished call are kept, up to promread.keep_memory, and handed to the
- * next calls: fresh memory costs a page fault per 4 kB page on first touch,
- * which for a million samples is as much as grouping them.  An arena
- * belongs to a memory context and gives its chunks back when that context is
- * reset or deleted, so an error in the middle of a call loses nothing.
+ * large working arrays from an arena: chunks carved front to back, with no
+ * per-allocation header and nothing freed before the set is (a large
+ * request gets a chunk of its own, rounded up to 16 kB, so that an array
+ * just over 64 kB does not hold a whole ordinary chunk).
+ *
+ * Ordinary chunks are at most 256 kB and are sized to what the arena is
+ * told to expect (the rows a scan's plan estimates, as samples), so that an
+ * answer of 10,000 samples does not hold a quarter of a megabyte; without
+ * an expectation, or past it, a new chunk is a quarter of what the arena
+ * holds, so that small answers stay small and large ones soon get whole
+ * chunks.  Sizes are multiples of 16 kB.
+ *
+ * The chunks of a finished call are kept, up to promread.keep_memory, and
+ * handed to the next calls: fresh memory costs a page fault per 4 kB page on
+ * first touch, which for a million samples is as much as grouping them.  The
+ * pool keeps ordinary chunks in a list per size, so that taking one costs no
+ * search, and large ones in a list of their own, searched for the best fit.
+ * An arena belongs to a memory context and gives its chunks back when that
+ * context is reset or deleted, so an error in the middle of a call loses
+ * nothing.
  *
  *-------------------------------------------------------------------------
  */
@@ -21,11 +32,14 @@
 #include "promread.h"
 #include "utils/memutils.h"
 
-/* Bytes of an ordinary chunk, header included. */
+/* Bytes of the largest ordinary chunk, header included. */
 #define ARENA_CHUNK_SIZE	(256 * 1024)
 
 /* Chunk sizes are multiples of this. */
 #define ARENA_GRANULE		(16 * 1024)
+
+/* Sizes of ordinary chunks, in granules: 1 to ARENA_SIZES. */
+#define ARENA_SIZES			(ARENA_CHUNK_SIZE / ARENA_GRANULE)
 
 /* A chunk of an arena; its memory follows the header. */
 typedef struct ArenaChunk
@@ -42,15 +56,27 @@ typedef struct ArenaChunk
 struct PromArena
 {
 	ArenaChunk *chunks;			/* the arena's chunks, newest first */
-	char	   *next;			/* free space of the newest pooled chunk */
+	char	   *next;			/* free space of the newest ordinary chunk */
 	Size		left;
 	Size		bytes;			/* bytes of all chunks */
+	Size		used;			/* bytes handed out from ordinary chunks */
+	Size		expected_used;	/* what used is expected to reach */
 	MemoryContextCallback release;
 };
 
-/* Chunks kept for the next calls of this backend. */
-static ArenaChunk *pool = NULL;
+/*
+ * Chunks kept for the next calls of this backend: ordinary ones by size
+ * (pool[k] holds those of k granules), large ones in pool[0].
+ */
+static ArenaChunk *pool[ARENA_SIZES + 1];
 static Size pool_bytes = 0;
+
+/* The pool's list for a chunk size. */
+static inline ArenaChunk **
+pool_list(Size size)
+{
+	return &pool[size <= ARENA_CHUNK_SIZE ? size / ARENA_GRANULE : 0];
+}
 
 /* Give a list of chunks back to the pool, or to the system. */
 static void
@@ -62,8 +88,10 @@ release_chunks(ArenaChunk *chunk)
 
 		if (pool_bytes + chunk->size <= (Size) promread_keep_memory * 1024)
 		{
-			chunk->next = pool;
-			pool = chunk;
+			ArenaChunk **list = pool_list(chunk->size);
+
+			chunk->next = *list;
+			*list = chunk;
 			pool_bytes += chunk->size;
 		}
 		else
@@ -97,21 +125,52 @@ PromArenaCreate(MemoryContext context)
 }
 
 /*
- * A chunk of at least the given size, a multiple of ARENA_GRANULE: the
- * smallest fitting one of the pool, unless it is more than twice as large,
- * else a new one.  The search stops at the first chunk of exactly the size,
- * so that taking an ordinary chunk does not walk the whole pool (hundreds
- * of chunks, each header on a page of its own).
+ * Tell the arena that about this many more bytes will be allocated from its
+ * ordinary chunks, so that they are sized to it.
+ */
+void
+PromArenaExpect(PromArena *arena, Size bytes)
+{
+	arena->expected_used = Max(arena->expected_used, arena->used) + bytes;
+}
+
+/*
+ * Take a chunk of the pool from a list, unlinking it; NULL if the list is
+ * empty.
  */
 static ArenaChunk *
-take_chunk(PromArena *arena, Size size)
+pop_chunk(ArenaChunk **link)
+{
+	ArenaChunk *chunk = *link;
+
+	if (chunk != NULL)
+	{
+		*link = chunk->next;
+		pool_bytes -= chunk->size;
+	}
+	return chunk;
+}
+
+/*
+ * A chunk of the pool of at least the given size and at most twice it, the
+ * smallest there is; NULL if none.  An ordinary size looks in the lists of
+ * its size and the larger ones; a large size walks the large chunks.
+ */
+static ArenaChunk *
+pooled_chunk(Size size)
 {
 	ArenaChunk **best = NULL;
 	ArenaChunk **link;
-	ArenaChunk *chunk;
+	Size		k;
 
-	size = TYPEALIGN(ARENA_GRANULE, size);
-	for (link = &pool; *link != NULL; link = &(*link)->next)
+	if (size <= ARENA_CHUNK_SIZE)
+	{
+		for (k = size / ARENA_GRANULE; k <= Min(2 * size / ARENA_GRANULE, ARENA_SIZES); k++)
+			if (pool[k] != NULL)
+				return pop_chunk(&pool[k]);
+		return NULL;
+	}
+	for (link = &pool[0]; *link != NULL; link = &(*link)->next)
 	{
 		if ((*link)->size >= size && (*link)->size <= 2 * size &&
 			(best == NULL || (*link)->size < (*best)->size))
@@ -121,13 +180,18 @@ take_chunk(PromArena *arena, Size size)
 				break;
 		}
 	}
-	if (best != NULL)
-	{
-		chunk = *best;
-		*best = chunk->next;
-		pool_bytes -= chunk->size;
-	}
-	else
+	return best != NULL ? pop_chunk(best) : NULL;
+}
+
+/* A chunk of at least the given size, a multiple of ARENA_GRANULE. */
+static ArenaChunk *
+take_chunk(PromArena *arena, Size size)
+{
+	ArenaChunk *chunk;
+
+	size = TYPEALIGN(ARENA_GRANULE, size);
+	chunk = pooled_chunk(size);
+	if (chunk == NULL)
 	{
 		chunk = malloc(size);
 		if (chunk == NULL)
@@ -141,6 +205,20 @@ take_chunk(PromArena *arena, Size size)
 	arena->chunks = chunk;
 	arena->bytes += chunk->size;
 	return chunk;
+}
+
+/*
+ * Bytes of the next ordinary chunk for an allocation of the given size: what
+ * is still expected, else a quarter of what the arena holds; at most
+ * ARENA_CHUNK_SIZE.
+ */
+static Size
+ordinary_chunk_size(const PromArena *arena, Size size)
+{
+	Size		want = arena->expected_used > arena->used ?
+		arena->expected_used - arena->used : arena->bytes / 4;
+
+	return Min(Max(want, size) + CHUNK_HEADER, ARENA_CHUNK_SIZE);
 }
 
 /* Allocate MAXALIGNed memory that lives as long as the arena. */
@@ -159,7 +237,7 @@ PromArenaAlloc(PromArena *arena, Size size)
 	}
 	if (size > arena->left)
 	{
-		ArenaChunk *chunk = take_chunk(arena, ARENA_CHUNK_SIZE);
+		ArenaChunk *chunk = take_chunk(arena, ordinary_chunk_size(arena, size));
 
 		arena->next = (char *) chunk + CHUNK_HEADER;
 		arena->left = chunk->size - CHUNK_HEADER;
@@ -167,7 +245,24 @@ PromArenaAlloc(PromArena *arena, Size size)
 	result = arena->next;
 	arena->next += size;
 	arena->left -= size;
+	arena->used += size;
 	return result;
+}
+
+/*
+ * Grow the newest allocation, which ends at end, by size bytes (a multiple
+ * of MAXALIGN) in place, if its chunk has room; tells whether it did.
+ */
+bool
+PromArenaExtend(PromArena *arena, const void *end, Size size)
+{
+	Assert(size == MAXALIGN(size));
+	if ((const char *) end != arena->next || size > arena->left)
+		return false;
+	arena->next += size;
+	arena->left -= size;
+	arena->used += size;
+	return true;
 }
 
 /*

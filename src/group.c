@@ -42,12 +42,14 @@
  *
  * Samples are appended to a chain of blocks owned by the series, allocated
  * from the set's arena (arena.c: memory reused between calls, so that its
- * pages are not faulted in again): the first block one sample larger than
- * the previous new series holds by then (so when each series' rows come
- * together, blocks fit), then doubling capacities up to 1024 samples, but
- * no more than what remains of the series' share of the rows its scan's
- * plan expects (so when series interleave, the last block is not half
- * empty): 16 bytes per sample plus a bounded slack, no per-row allocation.
+ * pages are not faulted in again): the first block as large as the
+ * previous new series is by then, growing in place while it is the arena's
+ * newest allocation (so when each series' rows come together, a series'
+ * samples are one block without slack), then doubling capacities up to 1024
+ * samples, but no more than what remains of the series' share of the rows
+ * its scan's plan expects (so when series interleave, the last block is not
+ * half empty): 16 bytes per sample plus a bounded slack, no per-row
+ * allocation.
  * A series notes whether its samples arrived in strictly increasing time
  * (only those that did not are sorted when the set is finished) and adds up
  * the bytes of its message in a SAMPLES response (its labels' when it is
@@ -708,37 +710,48 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 }
 
 /*
- * Give a series a new sample block at the end of its chain: twice as large
- * as its last, or what remains of the series' share of the rows its source
- * expects (with a sixteenth more) when that is less; for the first block of
- * the newest series, one sample larger than the series made before it holds
- * now (which, when each series' rows come together, is all of that series;
- * this one often has as many samples, or one more when a scrape falls just
- * inside the range).
+ * Make room for a sample of a series whose tail block is full, or which has
+ * none.  A tail block that is the newest allocation of the arena (the series
+ * of the rows before, when each series' rows come together) grows in place
+ * by one sample, so that such a series' samples are one block without
+ * slack.  Otherwise a new block is chained: twice as large as the tail, or
+ * what remains of the series' share of the rows its source expects (with a
+ * sixteenth more) when that is less; for the first block of the newest
+ * series, as large as the series made before it is now (which, when each
+ * series' rows come together, is all of that series, and this one often
+ * has as many samples).
  */
 static PromSampleBlock *
 grow_samples(PromSeriesSet *set, PromSeries *series)
 {
 	const PromLayout *layout = series->layout;
+	PromSampleBlock *tail = series->tail;
 	uint32		capacity = BLOCK_FIRST_CAPACITY;
 	PromSampleBlock *block;
 
-	if (series->tail != NULL)
+	if (tail != NULL && tail->capacity < PG_UINT32_MAX &&
+		PromArenaExtend(set->arena, &tail->samples[tail->capacity],
+						sizeof(PromSample)))
+	{
+		tail->capacity++;
+		return tail;
+	}
+	if (tail != NULL)
 	{
 		/* no more than the rest of its share of the expected rows */
 		double		share = layout->expected_rows / layout->nseries;
 		double		rest = share + share / 16 + 1 - series->nsamples;
 
-		capacity = Min(series->tail->capacity * 2, BLOCK_MAX_CAPACITY);
+		capacity = Min(tail->capacity * 2, BLOCK_MAX_CAPACITY);
 		if (rest >= 1 && rest < capacity)
 			capacity = Max((uint32) rest, BLOCK_FIRST_CAPACITY);
 	}
 	else if (set->nseries >= 2 && set->series[set->nseries - 1] == series)
 	{
-		/* room for one sample more than that series has */
+		/* room for as many samples as that series has */
 		uint32		previous = set->series[set->nseries - 2]->nsamples;
 
-		capacity = Min(Max(previous + 1, BLOCK_FIRST_CAPACITY),
+		capacity = Min(Max(previous, BLOCK_FIRST_CAPACITY),
 					   BLOCK_MAX_CAPACITY);
 	}
 	block = arena_alloc(set, offsetof(PromSampleBlock, samples) +
@@ -746,8 +759,8 @@ grow_samples(PromSeriesSet *set, PromSeries *series)
 	block->next = NULL;
 	block->count = 0;
 	block->capacity = capacity;
-	if (series->tail != NULL)
-		series->tail->next = block;
+	if (tail != NULL)
+		tail->next = block;
 	else
 		series->head = block;
 	series->tail = block;
@@ -757,12 +770,16 @@ grow_samples(PromSeriesSet *set, PromSeries *series)
 /*
  * Note how many rows the source of a layout is expected to give (a plan's
  * estimate), so that sample blocks of series that interleave can be sized
- * to what the series will hold instead of doubling past it.
+ * to what the series will hold instead of doubling past it, and the arena's
+ * chunks to the samples (and a sixteenth more for the series).
  */
 void
-PromLayoutExpectRows(PromLayout *layout, double rows)
+PromLayoutExpectRows(PromSeriesSet *set, PromLayout *layout, double rows)
 {
 	layout->expected_rows = rows;
+	PromArenaExpect(set->arena,
+					(Size) Min(rows, (double) MaxAllocHugeSize / 32) *
+					sizeof(PromSample) * 17 / 16);
 }
 
 /*

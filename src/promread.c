@@ -53,7 +53,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("promread.keep_memory",
 							"Working memory a backend keeps between calls for reuse.",
-							"Series sets allocate in 256 kB chunks; up to this much is kept when a call ends, so the next call does not fault fresh pages in.",
+							"Series sets allocate in chunks of up to 256 kB; up to this much is kept when a call ends, so the next call does not fault fresh pages in.",
 							&promread_keep_memory,
 							128 * 1024, 0, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,

@@ -98,7 +98,9 @@ extern List *PromCatalogLookup(const PromQuery *query);
 typedef struct PromArena PromArena;
 
 extern PromArena *PromArenaCreate(MemoryContext context);
+extern void PromArenaExpect(PromArena *arena, Size bytes);
 extern void *PromArenaAlloc(PromArena *arena, Size size);
+extern bool PromArenaExtend(PromArena *arena, const void *end, Size size);
 extern void PromArenaFree(PromArena *arena, void *pointer, Size size);
 extern Size PromArenaBytes(const PromArena *arena);
 
@@ -270,7 +272,8 @@ extern PromLayout *PromLayoutCreate(PromSeriesSet *set, int ncolumns,
 									const PromLabelKind *kinds,
 									const Oid *types,
 									const char *const *const_values);
-extern void PromLayoutExpectRows(PromLayout *layout, double rows);
+extern void PromLayoutExpectRows(PromSeriesSet *set, PromLayout *layout,
+								 double rows);
 extern void PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 							 const Datum *values, const bool *isnull,
 							 int64 t, double v);

@@ -97,18 +97,24 @@ PromPutSeriesLabels(char *p, const PromSeries *series)
 /* The most bytes of one Sample field: tag, length, value, time. */
 #define SAMPLE_FIELD_MAX	(2 + 9 + 11)
 
-/* Write samples as repeated Sample fields; returns the end. */
+/* Samples written at once: as many as fit in a piece of the writer. */
+#define SAMPLES_PER_PIECE	(PROM_SNAPPY_PIECE / SAMPLE_FIELD_MAX)
+
+/*
+ * Write n samples of a block from the given one as repeated Sample fields;
+ * returns the end.
+ */
 static char *
-put_samples(char *p, const PromSample *samples, uint32 count)
+put_samples(char *p, const PromSampleBlock *block, uint32 from, uint32 n)
 {
 	uint32		i;
 
-	for (i = 0; i < count; i++)
+	for (i = from; i < from + n; i++)
 	{
-		const PromSample *sample = &samples[i];
+		const PromSample *sample = &block->samples[i];
 		uint64		bits = wire_double_bits(sample->v);
 
-		PromPrefetchSamples(samples, i, count);
+		PromPrefetchSamples(block->samples, i, block->count);
 		*p++ = (char) WIRE_TAG(SAMPLES_FIELD, WIRE_LEN);
 		*p++ = (char) wire_sample_size(sample->t, sample->v);
 		if (bits != 0)
@@ -164,10 +170,17 @@ PromWriteSamplesResult(PromSnappyWriter *writer, const PromSeriesSet *set)
 		PromSnappyWriterAdvance(writer, put_labels(p, labels, nlabels) - p);
 		for (block = series[i]->head; block != NULL; block = block->next)
 		{
+			uint32		done;
+
 			PromPrefetchNextBlock(block);
-			p = PromSnappyWriterRoom(writer, (Size) block->count * SAMPLE_FIELD_MAX);
-			PromSnappyWriterAdvance(writer,
-									put_samples(p, block->samples, block->count) - p);
+			for (done = 0; done < block->count; done += SAMPLES_PER_PIECE)
+			{
+				uint32		n = Min(block->count - done, SAMPLES_PER_PIECE);
+
+				p = PromSnappyWriterRoom(writer, (Size) n * SAMPLE_FIELD_MAX);
+				PromSnappyWriterAdvance(writer,
+										put_samples(p, block, done, n) - p);
+			}
 		}
 	}
 }

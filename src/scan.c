@@ -433,8 +433,12 @@ scan_executor_start(QueryDesc *query, int eflags)
 	else
 		standard_ExecutorStart(query, eflags);
 	if (query->dest != NULL && query->dest->receiveSlot == scan_receive)
-		PromLayoutExpectRows(((ScanReceiver *) query->dest)->layout,
+	{
+		ScanReceiver *receiver = (ScanReceiver *) query->dest;
+
+		PromLayoutExpectRows(receiver->set, receiver->layout,
 							 query->plannedstmt->planTree->plan_rows);
+	}
 }
 
 /* Install the executor hook; called once, when the library is loaded. */

@@ -69,7 +69,7 @@ PromBufferReserve(PromBuffer *buf, Size len)
 #define SNAPPY_FRAGMENT_SIZE	65536
 
 /* Bytes of the stage: a whole fragment and a piece straddling the next. */
-#define SNAPPY_STAGE_SIZE	(2 * SNAPPY_FRAGMENT_SIZE)
+#define SNAPPY_STAGE_SIZE	(SNAPPY_FRAGMENT_SIZE + PROM_SNAPPY_PIECE)
 
 /* Most bytes of the snappy length prefix (a varint of a uint32). */
 #define SNAPPY_PREFIX_MAX	5
@@ -77,14 +77,19 @@ PromBufferReserve(PromBuffer *buf, Size len)
 /* Bytes before the compressed elements in the output: header, prefix room. */
 #define OUT_HEADER	(VARHDRSZ + SNAPPY_PREFIX_MAX)
 
-/* Start a snappy-compressed message. */
+/*
+ * Start a snappy-compressed message in the current memory context.  The
+ * stage and the output are sized when bytes come, to what is announced of
+ * the message.
+ */
 void
 PromSnappyWriterInit(PromSnappyWriter *writer)
 {
-	writer->stage_size = SNAPPY_STAGE_SIZE;
-	writer->stage = palloc(writer->stage_size);
+	writer->context = CurrentMemoryContext;
+	writer->stage_size = 0;
+	writer->stage = NULL;
 	writer->stage_len = 0;
-	writer->out_size = OUT_HEADER + SNAPPY_STAGE_SIZE;
+	writer->out_size = OUT_HEADER;
 	writer->out = palloc(writer->out_size);
 	writer->out_len = OUT_HEADER;
 	writer->total = 0;
@@ -94,7 +99,7 @@ PromSnappyWriterInit(PromSnappyWriter *writer)
 /*
  * Make room in the output for max_len more bytes.  When the message's length
  * was announced, the output grows to what the rest of it should take at the
- * compression ratio so far, plus an eighth; otherwise it doubles.  Snappy's
+ * compression ratio so far, plus a sixteenth; otherwise it doubles.  Snappy's
  * bound for the worst case, 17% more than the input, is several times what
  * labels and samples compress to: reserving it would hold memory that is
  * never written.
@@ -111,7 +116,7 @@ grow_output(PromSnappyWriter *writer, Size max_len)
 		double		rest = (double) (writer->expected - writer->total) * ratio;
 
 		/* rest counts the fragment at hand: max_len only bounds it */
-		size = writer->out_len + (Size) (rest + rest / 8);
+		size = writer->out_len + (Size) (rest + rest / 16);
 	}
 	writer->out_size = Min(Max(size, need), MaxAllocSize);
 	writer->out = repalloc(writer->out, writer->out_size);
@@ -171,8 +176,16 @@ flush_stage(PromSnappyWriter *writer, Size room, bool finishing)
 	memmove(writer->stage, writer->stage + done, writer->stage_len);
 	if (room > writer->stage_size - writer->stage_len)
 	{
-		writer->stage_size = writer->stage_len + room;
-		writer->stage = repalloc_huge(writer->stage, writer->stage_size);
+		uint64		announced = writer->expected - Min(writer->expected, writer->total);
+		Size		size = SNAPPY_STAGE_SIZE;
+
+		/* no larger than the rest of an announced message */
+		if (announced > 0)
+			size = Min(size, announced);
+		writer->stage_size = Max(size, writer->stage_len + room);
+		writer->stage = writer->stage == NULL ?
+			MemoryContextAllocHuge(writer->context, writer->stage_size) :
+			repalloc_huge(writer->stage, writer->stage_size);
 	}
 }
 
@@ -208,7 +221,8 @@ PromSnappyWriterFinish(PromSnappyWriter *writer)
 	memmove(writer->out + VARHDRSZ + prefix_len, elements, elements_len);
 	wire_put_varint(writer->out + VARHDRSZ, writer->total);
 	SET_VARSIZE(writer->out, VARHDRSZ + prefix_len + elements_len);
-	pfree(writer->stage);
+	if (writer->stage != NULL)
+		pfree(writer->stage);
 	return (bytea *) writer->out;
 }
 

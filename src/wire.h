@@ -127,10 +127,15 @@ extern char *PromBufferReserve(PromBuffer *buf, Size len);
  * the output.  Snappy itself compresses a message in independent 64 KB
  * fragments, so the output is exactly snappy_compress() of the whole message,
  * which is never held uncompressed.  The output is a bytea whose snappy
- * length prefix is written when the writer is finished.
+ * length prefix is written when the writer is finished.  The stage holds a
+ * fragment and PROM_SNAPPY_PIECE bytes more: room asked for at once beyond
+ * that grows it, so writers of long runs ask for them in pieces.
  */
+#define PROM_SNAPPY_PIECE	4096
+
 typedef struct PromSnappyWriter
 {
+	MemoryContext context;		/* where the stage and the output live */
 	char	   *stage;
 	Size		stage_len;
 	Size		stage_size;

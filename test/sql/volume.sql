@@ -95,7 +95,25 @@ CREATE FUNCTION stale_check(first timestamptz, last timestamptz,
 SELECT * FROM stale_check('2024-01-01 00:05', '2024-01-03');
 SELECT * FROM stale_check('2024-01-01', '2024-01-01 00:02:15');
 
+-- series whose rows come together, of 1 to 300 samples each in no order of
+-- length, 150,000 rows: a block grows in place while it is the arena's
+-- newest allocation, and a new block follows where a chunk ends; the answer
+-- is the same as in SQL
+CREATE TABLE runs (t timestamptz, host text, v float8);
+INSERT INTO runs
+	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds', 'host-' || h,
+		h * 1000 + k
+	FROM (SELECT h, 1 + (h * 7919) % 300 AS n FROM generate_series(1, 1000) h) s,
+		generate_series(1, s.n) k
+	ORDER BY h, k;
+SELECT prom_register('runs');
+SELECT count(*) AS series, sum(cardinality(g.ts)) AS samples,
+	count(*) FILTER (WHERE (g.ts, g.value) = (e.ts, e.value)) AS same
+FROM prom_series('runs', '2024-01-01', '2024-01-03') g
+	JOIN (SELECT host, array_agg(t ORDER BY t) AS ts, array_agg(v ORDER BY t) AS value
+		  FROM runs GROUP BY host) e ON e.host = g.labels->>'host';
+
 DROP FUNCTION stale_check;
 DROP VIEW expected;
-DROP TABLE vol, stale;
+DROP TABLE vol, stale, runs;
 DROP TYPE volume_env;
