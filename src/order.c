@@ -40,6 +40,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "port/pg_bswap.h"
 #include "series_set.h"
 #include "utils/memutils.h"
 #include "wire.h"
@@ -59,17 +60,18 @@ typedef struct TextRecord
 
 #define RECORD_ORDINAL(record)	((uint32) (record)->lo)
 
-/* The first 8 bytes from an offset of a text, as a big-endian number. */
+/*
+ * The first 8 bytes from an offset of a text (zeros past its end), as a
+ * big-endian number.
+ */
 static inline uint64
 text_prefix(const char *text, int len, int offset)
 {
 	uint64		prefix = 0;
-	int			i;
 
-	for (i = 0; i < 8; i++)
-		prefix = (prefix << 8) |
-			(offset + i < len ? (unsigned char) text[offset + i] : 0);
-	return prefix;
+	if (len > offset)
+		memcpy(&prefix, text + offset, Min(len - offset, 8));
+	return pg_ntoh64(prefix);
 }
 
 /* Order values bytewise by text; 0 for equal texts. */

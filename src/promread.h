@@ -189,7 +189,10 @@ typedef struct PromSeries
  * read, PromPrefetchSeries asks for the series PROM_SERIES_AHEAD places on
  * (its header and what was allocated with it: its new label values, often
  * its first sample block); its header having arrived by then, for the first
- * sample block of the series PROM_BLOCK_AHEAD places on; and, that block's
+ * sample block of the series PROM_BLOCK_AHEAD places on (four lines: a block
+ * of ten samples, however it falls across lines; with three, a series
+ * whose block ended just past the third line paid a miss, and series of
+ * one size all fell alike); and, that block's
  * header having arrived, for the second block of the series
  * PROM_NEXT_BLOCK_AHEAD places on (series that interleave have their second
  * block elsewhere).  GCC takes a function that only prefetches for one
@@ -221,6 +224,7 @@ PromPrefetchSeries(PromSeries *const *series, int i, int nseries)
 		__builtin_prefetch(block);
 		__builtin_prefetch(block + PROM_CACHE_LINE);
 		__builtin_prefetch(block + 2 * PROM_CACHE_LINE);
+		__builtin_prefetch(block + 3 * PROM_CACHE_LINE);
 	}
 	if (i + PROM_NEXT_BLOCK_AHEAD < nseries)
 	{
