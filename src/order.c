@@ -264,6 +264,7 @@ PromSortSeries(PromSeriesSet *set)
 	uint32	   *rows;
 	uint32	   *order;
 	uint32	   *sorted;
+	uint32	   *keys;
 	uint32	   *counts;
 	uint32	   *repeats;
 	uint32		max_highest = 0;
@@ -318,9 +319,14 @@ PromSortSeries(PromSeriesSet *set)
 	for (u = 0; u < nnames; u++)
 		max_highest = Max(max_highest, values[u].highest);
 
-	/* a stable counting sort per name, the last name first */
+	/*
+	 * A stable counting sort per name, the last name first.  A pass reads
+	 * each series' entry once, into keys[], in the order so far: the rows
+	 * are read at random, keys[] twice in order.
+	 */
 	order = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
 	sorted = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
+	keys = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
 	counts = PromArenaAlloc(set->arena, sizeof(uint32) * ((Size) max_highest + 3));
 	PromSeriesSetNotePeak(set);
 	for (i = 0; i < nseries; i++)
@@ -338,8 +344,11 @@ PromSortSeries(PromSeriesSet *set)
 								 * repeat what the later names decide */
 		memset(counts, 0, sizeof(uint32) * nkeys);
 		for (i = 0; i < nseries; i++)
-			counts[rows[(Size) order[i] * nnames + u]]++;
-		if (counts[rows[(Size) order[0] * nnames + u]] == (uint32) nseries)
+		{
+			keys[i] = rows[(Size) order[i] * nnames + u];
+			counts[keys[i]]++;
+		}
+		if (counts[keys[0]] == (uint32) nseries)
 			continue;			/* one entry for all (a metric name): the
 								 * order stays as it is */
 		for (k = 0; k < nkeys; k++)
@@ -350,7 +359,7 @@ PromSortSeries(PromSeriesSet *set)
 			sum += count;
 		}
 		for (i = 0; i < nseries; i++)
-			sorted[counts[rows[(Size) order[i] * nnames + u]]++] = order[i];
+			sorted[counts[keys[i]]++] = order[i];
 		swap = order;
 		order = sorted;
 		sorted = swap;
@@ -368,6 +377,7 @@ PromSortSeries(PromSeriesSet *set)
 				   rows + (Size) order[i] * nnames,
 				   sizeof(uint32) * nnames) == 0;
 	PromArenaFree(set->arena, counts, sizeof(uint32) * ((Size) max_highest + 3));
+	PromArenaFree(set->arena, keys, sizeof(uint32) * nseries);
 	PromArenaFree(set->arena, rows, sizeof(uint32) * nnames * (Size) nseries);
 
 	series = PromArenaAlloc(set->arena, sizeof(PromSeries *) * nseries);
