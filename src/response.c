@@ -67,11 +67,9 @@ put_labels(char *p, const PromLabelRef *labels, int n)
 		p = wire_put_len_header(p, LABELS_FIELD,
 								label_size(labels[i].name_len, labels[i].value_len));
 		p = wire_put_len_header(p, LABEL_NAME_FIELD, labels[i].name_len);
-		memcpy(p, labels[i].name, labels[i].name_len);
-		p += labels[i].name_len;
+		p = wire_put_bytes(p, labels[i].name, labels[i].name_len);
 		p = wire_put_len_header(p, LABEL_VALUE_FIELD, labels[i].value_len);
-		memcpy(p, labels[i].value, labels[i].value_len);
-		p += labels[i].value_len;
+		p = wire_put_bytes(p, labels[i].value, labels[i].value_len);
 	}
 	return p;
 }

@@ -16,6 +16,7 @@
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
+#include "wire.h"
 
 PG_FUNCTION_INFO_V1(prom_series);
 
@@ -112,7 +113,7 @@ labels_jsonb(const PromSeries *series)
 		const char *bytes = i < n ? label->name : label->value;
 		int			len = i < n ? label->name_len : label->value_len;
 
-		memcpy(data + offset, bytes, len);
+		wire_put_bytes(data + offset, bytes, len);
 		offset += len;
 		entries[i] = JENTRY_ISSTRING |
 			(i % JB_OFFSET_STRIDE == 0 ? (offset | JENTRY_HAS_OFF) : (uint32) len);

@@ -84,6 +84,45 @@ wire_put_varint(char *p, uint64 value)
 	return p;
 }
 
+/*
+ * Copy len bytes to p and return the position after them.  Label names and
+ * values are short: up to 16 bytes are moved by two loads and two stores
+ * that may overlap, not by a call.
+ */
+static inline char *
+wire_put_bytes(char *p, const char *bytes, Size len)
+{
+	if (len > 16)
+		memcpy(p, bytes, len);
+	else if (len >= 8)
+	{
+		uint64		head;
+		uint64		tail;
+
+		memcpy(&head, bytes, 8);
+		memcpy(&tail, bytes + len - 8, 8);
+		memcpy(p, &head, 8);
+		memcpy(p + len - 8, &tail, 8);
+	}
+	else if (len >= 4)
+	{
+		uint32		head;
+		uint32		tail;
+
+		memcpy(&head, bytes, 4);
+		memcpy(&tail, bytes + len - 4, 4);
+		memcpy(p, &head, 4);
+		memcpy(p + len - 4, &tail, 4);
+	}
+	else if (len > 0)
+	{
+		p[0] = bytes[0];
+		p[len / 2] = bytes[len / 2];
+		p[len - 1] = bytes[len - 1];
+	}
+	return p + len;
+}
+
 /* Write 8 bytes little-endian; returns the position after them. */
 static inline char *
 wire_put_fixed64(char *p, uint64 value)

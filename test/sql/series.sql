@@ -171,12 +171,12 @@ SELECT count(*) AS series, sum(cardinality(ts)) AS samples,
 FROM prom_series('one_byte', '2024-01-01', '2024-01-02');
 -- and they come in bytewise order, those sharing their first 12 or 16 bytes
 -- (what the sort compares at once) among them
-SELECT count(*) AS misplaced FROM
+SELECT count(*) AS series,
+	count(*) FILTER (WHERE got.position <> e.position) AS misplaced FROM
 	(SELECT labels->>'host' AS host, row_number() OVER () AS position
 	 FROM prom_series('one_byte', '2024-01-01', '2024-01-02')) got
 	JOIN (SELECT host, row_number() OVER (ORDER BY host COLLATE "C") AS position
-		  FROM (SELECT DISTINCT host FROM one_byte) d) e USING (host)
-	WHERE got.position <> e.position;
+		  FROM (SELECT DISTINCT host FROM one_byte) d) e USING (host);
 
 -- every way of reading a label in one table, the kinds' columns mixed:
 -- uuid and numeric (their bytes), name, enum, text and int (the Datum);
