@@ -9,12 +9,12 @@
  * request gets a chunk of its own, rounded up to 16 kB, so that an array
  * just over 64 kB does not hold a whole ordinary chunk).
  *
- * Ordinary chunks are at most 256 kB and are sized to what the arena is
- * told to expect (the rows a scan's plan estimates, as samples), so that an
- * answer of 10,000 samples does not hold a quarter of a megabyte; without
- * an expectation, or past it, a new chunk is a quarter of what the arena
- * holds, so that small answers stay small and large ones soon get whole
- * chunks.  Sizes are multiples of 16 kB.
+ * Ordinary chunks are sized to what the arena is told to expect (the rows a
+ * scan's plan estimates, as samples), at most 256 kB, so that an answer of
+ * 10,000 samples does not hold a quarter of a megabyte; without an
+ * expectation, or past it (the series themselves, the sort's arrays), a new
+ * chunk is an eighth of what the arena holds, at most 64 kB, so that the
+ * last chunk's unused end stays small.  Sizes are multiples of 16 kB.
  *
  * The chunks of a finished call are kept, up to promread.keep_memory, and
  * handed to the next calls: fresh memory costs a page fault per 4 kB page on
@@ -34,6 +34,9 @@
 
 /* Bytes of the largest ordinary chunk, header included. */
 #define ARENA_CHUNK_SIZE	(256 * 1024)
+
+/* Bytes of the largest ordinary chunk taken past what is expected. */
+#define ARENA_UNEXPECTED_CHUNK_SIZE	(64 * 1024)
 
 /* Chunk sizes are multiples of this. */
 #define ARENA_GRANULE		(16 * 1024)
@@ -152,27 +155,29 @@ pop_chunk(ArenaChunk **link)
 }
 
 /*
- * A chunk of the pool of at least the given size and at most twice it, the
- * smallest there is; NULL if none.  An ordinary size looks in the lists of
- * its size and the larger ones; a large size walks the large chunks.
+ * A chunk of the pool of at least the given size and at most a quarter more
+ * (a call holds little more than it asks for), the smallest there is; NULL
+ * if none.  An ordinary size looks in the lists of its size and the next
+ * ones; a large size walks the large chunks.
  */
 static ArenaChunk *
 pooled_chunk(Size size)
 {
+	Size		most = size + size / 4;
 	ArenaChunk **best = NULL;
 	ArenaChunk **link;
 	Size		k;
 
 	if (size <= ARENA_CHUNK_SIZE)
 	{
-		for (k = size / ARENA_GRANULE; k <= Min(2 * size / ARENA_GRANULE, ARENA_SIZES); k++)
+		for (k = size / ARENA_GRANULE; k <= Min(most / ARENA_GRANULE, ARENA_SIZES); k++)
 			if (pool[k] != NULL)
 				return pop_chunk(&pool[k]);
 		return NULL;
 	}
 	for (link = &pool[0]; *link != NULL; link = &(*link)->next)
 	{
-		if ((*link)->size >= size && (*link)->size <= 2 * size &&
+		if ((*link)->size >= size && (*link)->size <= most &&
 			(best == NULL || (*link)->size < (*best)->size))
 		{
 			best = link;
@@ -209,16 +214,17 @@ take_chunk(PromArena *arena, Size size)
 
 /*
  * Bytes of the next ordinary chunk for an allocation of the given size: what
- * is still expected, else a quarter of what the arena holds; at most
- * ARENA_CHUNK_SIZE.
+ * is still expected, at most ARENA_CHUNK_SIZE; else an eighth of what the
+ * arena holds, at most ARENA_UNEXPECTED_CHUNK_SIZE.
  */
 static Size
 ordinary_chunk_size(const PromArena *arena, Size size)
 {
-	Size		want = arena->expected_used > arena->used ?
-		arena->expected_used - arena->used : arena->bytes / 4;
-
-	return Min(Max(want, size) + CHUNK_HEADER, ARENA_CHUNK_SIZE);
+	if (arena->expected_used > arena->used)
+		return Min(Max(arena->expected_used - arena->used, size) + CHUNK_HEADER,
+				   ARENA_CHUNK_SIZE);
+	return Min(Max(arena->bytes / 8, size) + CHUNK_HEADER,
+			   ARENA_UNEXPECTED_CHUNK_SIZE);
 }
 
 /* Allocate MAXALIGNed memory that lives as long as the arena. */
@@ -249,15 +255,22 @@ PromArenaAlloc(PromArena *arena, Size size)
 	return result;
 }
 
+/* Is end the end of the arena's newest allocation? */
+bool
+PromArenaIsNewest(const PromArena *arena, const void *end)
+{
+	return (const char *) end == arena->next;
+}
+
 /*
- * Grow the newest allocation, which ends at end, by size bytes (a multiple
- * of MAXALIGN) in place, if its chunk has room; tells whether it did.
+ * Grow the newest allocation by size bytes (a multiple of MAXALIGN) in
+ * place, if its chunk has room; tells whether it did.
  */
 bool
-PromArenaExtend(PromArena *arena, const void *end, Size size)
+PromArenaExtend(PromArena *arena, Size size)
 {
 	Assert(size == MAXALIGN(size));
-	if ((const char *) end != arena->next || size > arena->left)
+	if (size > arena->left)
 		return false;
 	arena->next += size;
 	arena->left -= size;

@@ -714,7 +714,8 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
  * none.  A tail block that is the newest allocation of the arena (the series
  * of the rows before, when each series' rows come together) grows in place
  * by one sample, so that such a series' samples are one block without
- * slack.  Otherwise a new block is chained: twice as large as the tail, or
+ * slack, or, where its chunk ends, a small block that grows in place in the
+ * next.  Otherwise a new block is chained: twice as large as the tail, or
  * what remains of the series' share of the rows its source expects (with a
  * sixteenth more) when that is less; for the first block of the newest
  * series, as large as the series made before it is now (which, when each
@@ -729,14 +730,17 @@ grow_samples(PromSeriesSet *set, PromSeries *series)
 	uint32		capacity = BLOCK_FIRST_CAPACITY;
 	PromSampleBlock *block;
 
-	if (tail != NULL && tail->capacity < PG_UINT32_MAX &&
-		PromArenaExtend(set->arena, &tail->samples[tail->capacity],
-						sizeof(PromSample)))
+	if (tail != NULL &&
+		PromArenaIsNewest(set->arena, &tail->samples[tail->capacity]))
 	{
-		tail->capacity++;
-		return tail;
+		if (PromArenaExtend(set->arena, sizeof(PromSample)))
+		{
+			tail->capacity++;
+			return tail;
+		}
+		/* its chunk is full: the next block grows in place in turn */
 	}
-	if (tail != NULL)
+	else if (tail != NULL)
 	{
 		/* no more than the rest of its share of the expected rows */
 		double		share = layout->expected_rows / layout->nseries;

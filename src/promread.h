@@ -100,7 +100,8 @@ typedef struct PromArena PromArena;
 extern PromArena *PromArenaCreate(MemoryContext context);
 extern void PromArenaExpect(PromArena *arena, Size bytes);
 extern void *PromArenaAlloc(PromArena *arena, Size size);
-extern bool PromArenaExtend(PromArena *arena, const void *end, Size size);
+extern bool PromArenaIsNewest(const PromArena *arena, const void *end);
+extern bool PromArenaExtend(PromArena *arena, Size size);
 extern void PromArenaFree(PromArena *arena, void *pointer, Size size);
 extern Size PromArenaBytes(const PromArena *arena);
 
