@@ -36,9 +36,9 @@
  * function.  So a label repeated across series (a datacenter, an
  * environment) is stored and converted once, and series point to it.  A
  * column whose values turn out to be nearly all distinct (a host name per
- * series) stops being looked up, and each new series gets its own value.  The
- * series also records which labels are present, ordered by name; that
- * order is shared with the previous new series when it is the same.
+ * series) stops being looked up, and each new series gets its own value.
+ * A series' labels are its present values (not empty), in the layout's
+ * order of names.
  *
  * Samples are appended to a chain of blocks owned by the series, allocated
  * from the set's arena (arena.c: memory reused between calls, so that its
@@ -162,7 +162,6 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 	layout->outfuncs = palloc0(sizeof(FmgrInfo) * Max(ncolumns, 1));
 	layout->name_order = palloc(sizeof(uint16) * Max(ncolumns, 1));
 	layout->key_columns = palloc(sizeof(uint16) * Max(ncolumns, 1));
-	layout->order_scratch = palloc(sizeof(uint16) * Max(ncolumns, 1));
 	layout->row = palloc0(sizeof(RowKey) * Max(ncolumns, 1));
 	layout->values = palloc0(sizeof(ValueTable) * Max(ncolumns, 1));
 	layout->seed = (uint64) (++set->nlayouts) * UINT64CONST(0x9E3779B97F4A7C15);
@@ -658,8 +657,6 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 {
 	int			ncolumns = layout->ncolumns;
 	PromSeries *series;
-	uint16	   *order = layout->order_scratch;
-	uint16		nlabels = 0;
 	int			i;
 
 	CHECK_FOR_INTERRUPTS();
@@ -670,26 +667,6 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	for (i = 0; i < ncolumns; i++)
 		series->values[i] = layout->kinds[i] == PROM_LABEL_CONST ?
 			layout->values[i].slots[0].value : column_value(set, layout, i, values);
-
-	/* the label set: present labels in name order, shared when unchanged */
-	for (i = 0; i < ncolumns; i++)
-	{
-		int			column = layout->name_order[i];
-
-		if (series->values[column]->text_len > 0)
-			order[nlabels++] = column;
-	}
-	if (layout->last_order == NULL || layout->last_nlabels != nlabels ||
-		memcmp(layout->last_order, order, sizeof(uint16) * nlabels) != 0)
-	{
-		uint16	   *copy = arena_alloc(set, sizeof(uint16) * Max(nlabels, 1));
-
-		memcpy(copy, order, sizeof(uint16) * nlabels);
-		layout->last_order = copy;
-		layout->last_nlabels = nlabels;
-	}
-	series->order = layout->last_order;
-	series->nlabels = nlabels;
 	series->message_bytes = PromSeriesLabelsSize(series);
 
 	if (set->nseries == set->series_capacity)
@@ -850,25 +827,31 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 }
 
 /*
- * The labels of a series, in name order, into labels (room for
- * series->nlabels); returns their number.
+ * The labels of a series, in name order, into labels (room for the columns
+ * of its layout): its present ones, those of a value that is not empty;
+ * returns their number.
  */
 int
 PromSeriesLabels(const PromSeries *series, PromLabelRef *labels)
 {
 	const PromLayout *layout = series->layout;
+	int			n = 0;
 	int			i;
 
-	for (i = 0; i < series->nlabels; i++)
+	for (i = 0; i < layout->ncolumns; i++)
 	{
-		int			column = series->order[i];
+		int			column = layout->name_order[i];
+		const PromLabelValue *value = series->values[column];
 
-		labels[i].name = layout->names[column];
-		labels[i].name_len = layout->name_lens[column];
-		labels[i].value = series->values[column]->text;
-		labels[i].value_len = series->values[column]->text_len;
+		if (value->text_len == 0)
+			continue;
+		labels[n].name = layout->names[column];
+		labels[n].name_len = layout->name_lens[column];
+		labels[n].value = value->text;
+		labels[n].value_len = value->text_len;
+		n++;
 	}
-	return series->nlabels;
+	return n;
 }
 
 /* Sort the series, merge equal label sets, put samples in time order. */

@@ -171,8 +171,6 @@ typedef struct PromLabelRef
 typedef struct PromSeries
 {
 	const PromLayout *layout;
-	const uint16 *order;		/* present columns, sorted by label name */
-	uint16		nlabels;
 	bool		needs_sort;		/* samples arrived out of time order */
 	int32		nsamples;		/* at most promread.max_samples */
 	Size		message_bytes;	/* its TimeSeries message in a SAMPLES

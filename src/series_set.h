@@ -77,9 +77,6 @@ struct PromLayout
 								 * unknown */
 	RowKey	   *row;			/* the current row's keys, by column */
 	ValueTable *values;			/* distinct values, by column */
-	uint16	   *last_order;		/* label order of the last new series */
-	uint16		last_nlabels;
-	uint16	   *order_scratch;	/* a new series' label order, being made */
 	int		   *name_index;		/* column to the set's sorted label names,
 								 * when finishing */
 	struct PromLayout *next;	/* the set's layouts */
