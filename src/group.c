@@ -85,7 +85,7 @@ PromSeriesSetCreate(MemoryContext context)
 	PromSeriesSet *set;
 
 	setcxt = AllocSetContextCreate(context, "promread series",
-								   ALLOCSET_DEFAULT_SIZES);
+								   ALLOCSET_SMALL_SIZES);
 	set = MemoryContextAllocZero(setcxt, sizeof(PromSeriesSet));
 	set->context = setcxt;
 	set->row_context = AllocSetContextCreate(setcxt, "promread row",

@@ -51,7 +51,7 @@ prom_remote_read(PG_FUNCTION_ARGS)
 
 	PromPhasesStart();
 	callcxt = AllocSetContextCreate(CurrentMemoryContext, "prom_remote_read",
-									ALLOCSET_DEFAULT_SIZES);
+									ALLOCSET_SMALL_SIZES);
 	oldcxt = MemoryContextSwitchTo(callcxt);
 
 	begin = PromPhaseBegin();
