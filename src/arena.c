@@ -155,15 +155,17 @@ pop_chunk(ArenaChunk **link)
 }
 
 /*
- * A chunk of the pool of at least the given size and at most a quarter more
- * (a call holds little more than it asks for), the smallest there is; NULL
- * if none.  An ordinary size looks in the lists of its size and the next
- * ones; a large size walks the large chunks.
+ * A chunk of the pool of at least the given size and at most twice it, the
+ * smallest there is; NULL if none.  An ordinary size looks in the lists of
+ * its size and the larger ones; a large size walks the large chunks.  A
+ * larger chunk than asked for is held by the pool anyway, and fresh memory
+ * costs page faults (with a quarter more at most, a mix of calls, each
+ * with chunks of its own sizes, made a call of 100,000 samples 10% slower).
  */
 static ArenaChunk *
 pooled_chunk(Size size)
 {
-	Size		most = size + size / 4;
+	Size		most = 2 * size;
 	ArenaChunk **best = NULL;
 	ArenaChunk **link;
 	Size		k;
