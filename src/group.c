@@ -328,30 +328,43 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 			  const bool *isnull, const PromSeries *previous)
 {
 	bool		equal = (previous != NULL && previous->layout == layout);
-	int			scalar_end = layout->ntext + layout->nscalar;
+	const uint16 *columns = layout->key_columns;
+	RowKey	   *row = layout->row;
+	int			ntext = layout->ntext;
+	int			scalar_end = ntext + layout->nscalar;
 	int			k;
 
-	for (k = 0; k < layout->ntext; k++)
+	for (k = 0; k < ntext; k++)
 	{
-		int			i = layout->key_columns[k];
-		RowKey	   *key = &layout->row[i];
+		int			i = columns[k];
+		const char *bytes = NULL;
+		int32		len = 0;
 
-		if (isnull[i])
-			key->len = 0;
-		else
-			key->key.bytes = borrow_varlena(set, values[i], &key->len);
+		if (!isnull[i])
+			bytes = borrow_varlena(set, values[i], &len);
+		row[i].len = len;
+		row[i].key.bytes = bytes;
 		if (equal)
-			equal = key_equal(PROM_LABEL_TEXT, key, &previous->values[i]->key);
+		{
+			const RowKey *other = &previous->values[i]->key;
+
+			equal = other->len == len && bytes_equal(bytes, other->key.bytes, len);
+		}
 	}
 	for (; k < scalar_end; k++)
 	{
-		int			i = layout->key_columns[k];
-		RowKey	   *key = &layout->row[i];
+		int			i = columns[k];
+		int32		len = isnull[i] ? -1 : 0;
+		Datum		scalar = isnull[i] ? (Datum) 0 : values[i];
 
-		key->len = isnull[i] ? -1 : 0;
-		key->key.scalar = isnull[i] ? (Datum) 0 : values[i];
+		row[i].len = len;
+		row[i].key.scalar = scalar;
 		if (equal)
-			equal = key_equal(PROM_LABEL_SCALAR, key, &previous->values[i]->key);
+		{
+			const RowKey *other = &previous->values[i]->key;
+
+			equal = other->len == len && (len < 0 || other->key.scalar == scalar);
+		}
 	}
 	for (; k < layout->nkeys; k++)
 	{
