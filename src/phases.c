@@ -93,7 +93,10 @@ PromPhasesFinish(void)
 	PromPhases.ticks[PROM_PHASE_GROUP] -=
 		Min(PromPhases.ticks[PROM_PHASE_GROUP],
 			PromPhases.group_samples * PromPhases.tick_overhead);
-	PromPhases.ticks[PROM_PHASE_GROUP] *= PROM_GROUP_SAMPLING;
+	if (PromPhases.group_samples > 0)
+		PromPhases.ticks[PROM_PHASE_GROUP] =
+			PromPhases.ticks[PROM_PHASE_GROUP] * ((double) PromPhases.rows /
+												  PromPhases.group_samples);
 	PromPhases.ticks[PROM_PHASE_SCAN] -=
 		Min(PromPhases.ticks[PROM_PHASE_SCAN], PromPhases.ticks[PROM_PHASE_GROUP]);
 	/* compression happens in pieces while encoding */

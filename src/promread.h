@@ -340,7 +340,8 @@ typedef enum PromPhase
 	PROM_PHASE_DECODE,
 	PROM_PHASE_PLAN,
 	PROM_PHASE_SCAN,			/* the executor, grouping included */
-	PROM_PHASE_GROUP,			/* sampled: one row in PROM_GROUP_SAMPLING */
+	PROM_PHASE_GROUP,			/* sampled: rows at random, one in
+								 * PROM_GROUP_SAMPLING on average */
 	PROM_PHASE_SORT,
 	PROM_PHASE_ENCODE,
 	PROM_PHASE_COMPRESS,

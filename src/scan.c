@@ -46,6 +46,7 @@
 #include "access/htup_details.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
+#include "common/pg_prng.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -97,7 +98,7 @@ typedef struct ScanReceiver
 	PromLayout *layout;
 	int			nlabels;		/* label columns come first in the row */
 	TimeKind	time_kind;
-	uint64		nrows;			/* rows received, for sampled timing */
+	uint32		until_sample;	/* rows until one is timed, with a report */
 } ScanReceiver;
 
 /* A cached plan, keyed by a hash of its statement text and types. */
@@ -391,10 +392,18 @@ scan_receive(TupleTableSlot *slot, DestReceiver *self)
 	else
 		t = PromTimestampToMs(DatumGetTimestamp(slot->tts_values[n]));
 
-	/* with a phase report, time the grouping of one row in eight */
-	if (unlikely(PromPhases.active) &&
-		++receiver->nrows % PROM_GROUP_SAMPLING == 0)
+	/*
+	 * With a phase report, time the grouping of rows taken at random, one in
+	 * PROM_GROUP_SAMPLING on average: every eighth row would be, in regular
+	 * data, the first row of a series far more or less often than rows are.
+	 */
+	if (unlikely(PromPhases.active) && --receiver->until_sample == 0)
+	{
+		receiver->until_sample = 1 +
+			pg_prng_uint64_range(&pg_global_prng_state, 0,
+								 2 * PROM_GROUP_SAMPLING - 2);
 		begin = PromTicks();
+	}
 	PromSeriesSetAdd(receiver->set, receiver->layout, slot->tts_values,
 					 slot->tts_isnull, t, DatumGetFloat8(slot->tts_values[n + 1]));
 	if (unlikely(begin != 0))
@@ -585,6 +594,7 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 									   const_values);
 	receiver.nlabels = nlabels;
 	receiver.time_kind = time_type == INT8OID ? TIME_EPOCH_MS : TIME_TIMESTAMP;
+	receiver.until_sample = 1;
 
 	params = makeParamList(stmt.nparams);
 	params->numParams = stmt.nparams;
