@@ -92,27 +92,18 @@ wire_put_varint(char *p, uint64 value)
 static inline char *
 wire_put_bytes(char *p, const char *bytes, Size len)
 {
+	/* copies of a constant size are moves, not calls */
 	if (len > 16)
 		memcpy(p, bytes, len);
 	else if (len >= 8)
 	{
-		uint64		head;
-		uint64		tail;
-
-		memcpy(&head, bytes, 8);
-		memcpy(&tail, bytes + len - 8, 8);
-		memcpy(p, &head, 8);
-		memcpy(p + len - 8, &tail, 8);
+		memcpy(p, bytes, 8);
+		memcpy(p + len - 8, bytes + len - 8, 8);
 	}
 	else if (len >= 4)
 	{
-		uint32		head;
-		uint32		tail;
-
-		memcpy(&head, bytes, 4);
-		memcpy(&tail, bytes + len - 4, 4);
-		memcpy(p, &head, 4);
-		memcpy(p + len - 4, &tail, 4);
+		memcpy(p, bytes, 4);
+		memcpy(p + len - 4, bytes + len - 4, 4);
 	}
 	else if (len > 0)
 	{
