@@ -777,6 +777,33 @@ PromLayoutExpectRows(PromSeriesSet *set, PromLayout *layout, double rows)
 }
 
 /*
+ * Note that a series' samples are not in time order, so that finishing the
+ * set sorts them (and no others).
+ */
+void
+PromMarkUnsorted(PromSeriesSet *set, PromSeries *series)
+{
+	if (series->needs_sort)
+		return;
+	series->needs_sort = true;
+	if (set->nunsorted == set->unsorted_capacity)
+	{
+		int			capacity = Max(set->unsorted_capacity * 2, 16);
+		PromSeries **grown = arena_alloc(set, sizeof(PromSeries *) * capacity);
+
+		if (set->nunsorted > 0)
+		{
+			memcpy(grown, set->unsorted, sizeof(PromSeries *) * set->nunsorted);
+			PromArenaFree(set->arena, set->unsorted,
+						  sizeof(PromSeries *) * set->unsorted_capacity);
+		}
+		set->unsorted = grown;
+		set->unsorted_capacity = capacity;
+	}
+	set->unsorted[set->nunsorted++] = series;
+}
+
+/*
  * Add one row: its label values (in layout order, NULL allowed) and its
  * sample.  This is the per-row path; see the file header.
  */
@@ -819,11 +846,9 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 
 	/* the tail block is never empty: it is made for a sample */
 	block = series->tail;
-	if (block != NULL && t <= block->samples[block->count - 1].t)
-	{
-		series->needs_sort = true;
-		set->samples_unsorted = true;
-	}
+	if (block != NULL && t <= block->samples[block->count - 1].t &&
+		!series->needs_sort)
+		PromMarkUnsorted(set, series);
 	if (unlikely(block == NULL || block->count == block->capacity))
 		block = grow_samples(set, series);
 	block->samples[block->count].t = t;
@@ -881,10 +906,9 @@ PromSeriesSetFinish(PromSeriesSet *set)
 				  sizeof(SeriesSlot) * (set->slot_mask + 1));
 	set->slots = NULL;
 	PromSortSeries(set);
-	if (set->samples_unsorted)
-		for (i = 0; i < set->nseries; i++)
-			if (set->series[i]->needs_sort)
-				PromSortSamples(set, set->series[i]);
+	for (i = 0; i < set->nunsorted; i++)
+		if (set->unsorted[i]->needs_sort)
+			PromSortSamples(set, set->unsorted[i]);
 }
 
 /*

@@ -89,6 +89,19 @@ compare_text_records(const void *pa, const void *pb)
 						 b->value->text, b->value->text_len);
 }
 
+/*
+ * sort_records(records, n): a quicksort of value records with the comparison
+ * inlined (qsort's call of it per comparison was half of sorting 300,000
+ * values not already in order), interruptible.
+ */
+#define ST_SORT sort_records
+#define ST_ELEMENT_TYPE TextRecord
+#define ST_COMPARE(a, b) compare_text_records(a, b)
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
 /* The index of a name in the sorted array of names (it is there). */
 static int
 find_name(const char **names, const int *lens, int nnames, const char *name,
@@ -198,9 +211,7 @@ number_values(PromSeriesSet *set, NameValues *names, int nnames)
 		uint32		k;
 
 		CHECK_FOR_INTERRUPTS();
-		if (name->count > 1)
-			qsort(name->records, name->count, sizeof(TextRecord),
-				  compare_text_records);
+		sort_records(name->records, name->count);
 		name->number_of = PromArenaAlloc(set->arena,
 										 sizeof(uint32) * (name->count + 1));
 		name->number_of[0] = 0;
@@ -390,15 +401,18 @@ PromSortSeries(PromSeriesSet *set)
 		{
 			PromSeries *into = series[kept - 1];
 
-			/* one message: the labels once, the samples of both */
+			/*
+			 * one message: the labels once, the samples of both, sorted as
+			 * one (s's blocks are into's now)
+			 */
 			set->result_bytes -= series_field_bytes(s);
 			set_message_bytes(set, into, into->message_bytes +
 							  s->message_bytes - PromSeriesLabelsSize(s));
 			into->tail->next = s->head;
 			into->tail = s->tail;
 			into->nsamples += s->nsamples;
-			into->needs_sort = true;
-			set->samples_unsorted = true;
+			s->needs_sort = false;
+			PromMarkUnsorted(set, into);
 			continue;
 		}
 		series[kept++] = s;

@@ -171,7 +171,8 @@ typedef struct PromLabelRef
 typedef struct PromSeries
 {
 	const PromLayout *layout;
-	bool		needs_sort;		/* samples arrived out of time order */
+	bool		needs_sort;		/* samples out of time order (it is in its
+								 * set's list of series to sort) */
 	int32		nsamples;		/* at most promread.max_samples */
 	Size		message_bytes;	/* its TimeSeries message in a SAMPLES
 								 * response: its labels, and its samples

@@ -107,7 +107,9 @@ struct PromSeriesSet
 	char	   *hash_buffer;	/* a row's keys gathered for hashing */
 	Size		hash_buffer_size;
 	int64		nsamples;
-	bool		samples_unsorted;	/* a series' samples need sorting */
+	PromSeries **unsorted;		/* series whose samples need sorting */
+	int			nunsorted;
+	int			unsorted_capacity;
 	Size		result_bytes;	/* the series as fields of a SAMPLES
 								 * QueryResult; set when finished */
 	PromLayout *layouts;
@@ -128,6 +130,7 @@ compare_bytes(const char *a, int alen, const char *b, int blen)
 
 /* group.c */
 extern void PromSeriesSetNotePeak(const PromSeriesSet *set);
+extern void PromMarkUnsorted(PromSeriesSet *set, PromSeries *series);
 
 /* The bytes of a series as a field of a SAMPLES QueryResult. */
 static inline Size

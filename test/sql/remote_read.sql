@@ -67,12 +67,13 @@ SELECT prom_read_response_json(prom_read_response_agg(t, v,
 	'port', 8000 + length(host), 'up', v > 2))
 FROM rr WHERE host IS NOT NULL;
 -- the same labels in another order are one series: its messages merged,
--- samples in time order, the last of equal times read last winning
+-- samples in time order, the last of equal times read last winning (the
+-- second series has two of one time and its samples out of order)
 SELECT prom_read_response_json(prom_read_response_agg(
 	'2024-01-01'::timestamptz + s * interval '1 second', v, n1, v1, n2, v2))
 FROM (VALUES (1, 1.0, 'a', 'x', 'b', 'y'), (3, 2.0, 'b', 'y', 'a', 'x'),
 	(2, 3.0, 'a', 'x', 'b', 'y'), (2, 4.0, 'b', 'y', 'a', 'x'),
-	(4, 5.0, 'a', 'z', 'b', 'y')) r(s, v, n1, v1, n2, v2);
+	(4, 5.0, 'a', 'z', 'b', 'y'), (2, 6.0, 'b', 'y', 'a', 'x')) r(s, v, n1, v1, n2, v2);
 -- no rows: one empty result
 SELECT prom_read_response_json(prom_read_response_agg(t, v, '__name__', 'x'))
 FROM rr WHERE false;

@@ -97,8 +97,9 @@ SELECT * FROM stale_check('2024-01-01', '2024-01-01 00:02:15');
 
 -- series whose rows come together, of 1 to 300 samples each in no order of
 -- length, 150,000 rows: a block grows in place while it is the arena's
--- newest allocation, and a new block follows where a chunk ends; the answer
--- is the same as in SQL
+-- newest allocation, and a new block follows where a chunk ends; rows of
+-- two series come back later (one among 100 new series, one at the end,
+-- with times before its first); the answer is the same as in SQL
 CREATE TABLE runs (t timestamptz, host text, v float8);
 INSERT INTO runs
 	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds', 'host-' || h,
@@ -106,6 +107,16 @@ INSERT INTO runs
 	FROM (SELECT h, 1 + (h * 7919) % 300 AS n FROM generate_series(1, 1000) h) s,
 		generate_series(1, s.n) k
 	ORDER BY h, k;
+INSERT INTO runs
+	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds', 'host-5', -k
+	FROM generate_series(301, 310) k;
+INSERT INTO runs
+	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds', 'host-' || h,
+		h * 1000 + k
+	FROM generate_series(2001, 2100) h, generate_series(1, 3) k ORDER BY h, k;
+INSERT INTO runs
+	SELECT '2024-01-01'::timestamptz + k * interval '1 second', 'host-7', -k
+	FROM generate_series(1, 5) k;
 SELECT prom_register('runs');
 SELECT count(*) AS series, sum(cardinality(g.ts)) AS samples,
 	count(*) FILTER (WHERE (g.ts, g.value) = (e.ts, e.value)) AS same
