@@ -345,11 +345,7 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 		row[i].len = len;
 		row[i].key.bytes = bytes;
 		if (equal)
-		{
-			const RowKey *other = &previous->values[i]->key;
-
-			equal = other->len == len && bytes_equal(bytes, other->key.bytes, len);
-		}
+			equal = key_equal(PROM_LABEL_TEXT, &row[i], &previous->values[i]->key);
 	}
 	for (; k < scalar_end; k++)
 	{
@@ -360,11 +356,7 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 		row[i].len = len;
 		row[i].key.scalar = scalar;
 		if (equal)
-		{
-			const RowKey *other = &previous->values[i]->key;
-
-			equal = other->len == len && (len < 0 || other->key.scalar == scalar);
-		}
+			equal = key_equal(PROM_LABEL_SCALAR, &row[i], &previous->values[i]->key);
 	}
 	for (; k < layout->nkeys; k++)
 	{
@@ -663,6 +655,30 @@ column_value(PromSeriesSet *set, PromLayout *layout, int column,
 	return value;
 }
 
+/*
+ * Append a series to an array of series in the arena, doubling the array
+ * (to at least 16 places) when it is full; the old one goes back.
+ */
+static void
+append_series(PromSeriesSet *set, PromSeries ***array, int *count,
+			  int *capacity, PromSeries *series)
+{
+	if (*count == *capacity)
+	{
+		int			grown_capacity = Max(*capacity * 2, 16);
+		PromSeries **grown = arena_alloc(set, sizeof(PromSeries *) *
+										 grown_capacity);
+
+		if (*count > 0)
+			memcpy(grown, *array, sizeof(PromSeries *) * *count);
+		if (*array != NULL)
+			PromArenaFree(set->arena, *array, sizeof(PromSeries *) * *capacity);
+		*array = grown;
+		*capacity = grown_capacity;
+	}
+	(*array)[(*count)++] = series;
+}
+
 /* Create a series for the current row's keys. */
 static PromSeries *
 create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
@@ -682,18 +698,8 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 			layout->values[i].slots[0].value : column_value(set, layout, i, values);
 	series->message_bytes = PromSeriesLabelsSize(series);
 
-	if (set->nseries == set->series_capacity)
-	{
-		PromSeries **grown = arena_alloc(set, sizeof(PromSeries *) *
-										 set->series_capacity * 2);
-
-		memcpy(grown, set->series, sizeof(PromSeries *) * set->nseries);
-		PromArenaFree(set->arena, set->series,
-					  sizeof(PromSeries *) * set->series_capacity);
-		set->series = grown;
-		set->series_capacity *= 2;
-	}
-	set->series[set->nseries++] = series;
+	append_series(set, &set->series, &set->nseries, &set->series_capacity,
+				  series);
 	layout->nseries++;
 	index_series(set, hash);
 	return series;
@@ -786,21 +792,8 @@ PromMarkUnsorted(PromSeriesSet *set, PromSeries *series)
 	if (series->needs_sort)
 		return;
 	series->needs_sort = true;
-	if (set->nunsorted == set->unsorted_capacity)
-	{
-		int			capacity = Max(set->unsorted_capacity * 2, 16);
-		PromSeries **grown = arena_alloc(set, sizeof(PromSeries *) * capacity);
-
-		if (set->nunsorted > 0)
-		{
-			memcpy(grown, set->unsorted, sizeof(PromSeries *) * set->nunsorted);
-			PromArenaFree(set->arena, set->unsorted,
-						  sizeof(PromSeries *) * set->unsorted_capacity);
-		}
-		set->unsorted = grown;
-		set->unsorted_capacity = capacity;
-	}
-	set->unsorted[set->nunsorted++] = series;
+	append_series(set, &set->unsorted, &set->nunsorted,
+				  &set->unsorted_capacity, series);
 }
 
 /*
