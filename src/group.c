@@ -19,7 +19,19 @@
  *
  * The row's keys are first compared with the series of the previous row:
  * rows of one series usually arrive together, and then that comparison is
- * all the row costs (a short value is compared in at most two loads, which
+ * all the row costs.  It is made by *image* when it can: the layout keeps
+ * one row of that series as it lay in its tuple, the bytes from the first
+ * text label's varlena header to the end of the last (the gaps between them
+ * included) and the Datums of the enum and other scalar labels.  A row
+ * whose text labels lie as far from the first as in the image, whose bytes
+ * from there are the image's and whose scalar Datums are the image's holds
+ * the same labels, and its labels are not read one by one.  An image is
+ * taken from the second row of a series (the first that a full comparison
+ * finds to belong to the series of the row before), of short inline values
+ * only; a layout whose images keep failing to match (a column that changes
+ * on every row lies between two labels) stops taking them, and a layout
+ * with name or other by-reference labels takes none.  The full comparison
+ * reads every key (a short value is compared in at most two loads, which
  * may overlap, rather than byte by byte).  When series interleave (rows
  * ordered by time), they tend to come round in the same order, so each
  * series remembers which series followed it last time, and that one is
@@ -236,6 +248,14 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 	for (i = 0; i < ncolumns; i++)
 		if (kinds[i] == PROM_LABEL_NAME || kinds[i] == PROM_LABEL_BINARY)
 			layout->key_columns[layout->nkeys++] = i;
+	/* rows of a layout of the usual kinds are compared by image */
+	if (layout->nkeys > 0 && layout->nkeys == layout->ntext + layout->nscalar)
+	{
+		layout->image.kept = true;
+		layout->image.offsets = palloc(sizeof(int32) * Max(layout->ntext, 1));
+		layout->image.bytes = palloc(ROW_IMAGE_MAX);
+		layout->image.scalars = palloc(sizeof(Datum) * Max(layout->nscalar, 1));
+	}
 	MemoryContextSwitchTo(oldcxt);
 	return layout;
 }
@@ -387,6 +407,107 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 			equal = key_equal(layout->kinds[i], key, &previous->values[i]->key);
 	}
 	return equal;
+}
+
+/*
+ * Does the row hold the labels of the series of the image?  Its ENUM and
+ * SCALAR keys must be the image's Datums.  Its TEXT keys must lie as far
+ * from the first as in the image and its last key's header be the image's,
+ * so that the image's length ends inside the row's last value; then the
+ * bytes from the first key's header to the end of the last must be the
+ * image's (equal headers: equal lengths, and so equal values).  Every byte
+ * read lies between two bytes of the row's values less than ROW_IMAGE_MAX
+ * apart, so on pages that hold them.
+ */
+static inline bool
+row_matches_image(const PromLayout *layout, const Datum *values,
+				  const bool *isnull)
+{
+	const RowImage *image = &layout->image;
+	const uint16 *columns = layout->key_columns;
+	int			ntext = layout->ntext;
+	const char *first;
+	int			k;
+
+	for (k = ntext; k < layout->nkeys; k++)
+	{
+		int			i = columns[k];
+
+		if (isnull[i] || values[i] != image->scalars[k - ntext])
+			return false;
+	}
+	if (ntext == 0)
+		return true;
+	if (isnull[columns[0]])
+		return false;
+	first = DatumGetPointer(values[columns[0]]);
+	for (k = 1; k < ntext; k++)
+	{
+		int			i = columns[k];
+
+		/* Datums subtract as integers: the values may not share an object */
+		if (isnull[i] ||
+			values[i] - values[columns[0]] != (Datum) image->offsets[k])
+			return false;
+	}
+	return first[image->offsets[ntext - 1]] == image->bytes[image->offsets[ntext - 1]] &&
+		bytes_equal(first, image->bytes, image->len);
+}
+
+/* Rows of an image's series that it may fail to match before it is given up. */
+#define ROW_IMAGE_MISSES	64
+
+/*
+ * Keep the row's keys as the image of its series, when none is NULL and its
+ * TEXT keys are short inline values, in increasing places, within
+ * ROW_IMAGE_MAX bytes.  A layout whose images keep failing to match rows of
+ * their series (a column between its labels that changes on every row,
+ * values that are not parts of one tuple) stops keeping them.
+ */
+static void
+keep_row_image(PromLayout *layout, const PromSeries *series,
+			   const Datum *values, const bool *isnull)
+{
+	RowImage   *image = &layout->image;
+	const uint16 *columns = layout->key_columns;
+	int			ntext = layout->ntext;
+	Datum		first = 0;
+	Datum		end = 0;
+	int			k;
+
+	if (image->series == series && ++image->misses > ROW_IMAGE_MISSES)
+		image->kept = false;
+	image->series = NULL;
+	if (!image->kept)
+		return;
+	for (k = 0; k < ntext; k++)
+	{
+		int			i = columns[k];
+		const char *value = DatumGetPointer(values[i]);
+
+		if (isnull[i] || !VARATT_IS_SHORT(value) || VARATT_IS_EXTERNAL(value))
+			return;
+		if (k == 0)
+			first = end = values[i];
+		else if (values[i] < end)
+			return;
+		end = values[i] + VARSIZE_SHORT(value);
+		if (end - first > ROW_IMAGE_MAX)
+			return;
+		image->offsets[k] = values[i] - first;
+	}
+	for (; k < layout->nkeys; k++)
+	{
+		int			i = columns[k];
+
+		if (isnull[i])
+			return;
+		image->scalars[k - ntext] = values[i];
+	}
+	image->len = end - first;
+	if (ntext > 0)
+		memcpy(image->bytes, DatumGetPointer(first), image->len);
+	image->series = series;
 }
 
 /* Do a series' values equal the current row's keys of the same layout? */
@@ -804,7 +925,8 @@ void
 PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 				 const Datum *values, const bool *isnull, int64 t, double v)
 {
-	PromSeries *series = set->last;
+	PromSeries *previous = set->last;
+	PromSeries *series = previous;
 	PromSampleBlock *block;
 
 	Assert(!set->finished);
@@ -817,10 +939,16 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 						promread_max_samples),
 				 errhint("Select fewer series or a shorter time range, or raise \"promread.max_samples\".")));
 
-	if (!read_row_keys(set, layout, values, isnull, series))
+	if (series != NULL && layout->image.series == series &&
+		row_matches_image(layout, values, isnull))
+		 /* the series of the row before */ ;
+	else if (read_row_keys(set, layout, values, isnull, series))
 	{
-		PromSeries *previous = series;
-
+		if (layout->image.kept)
+			keep_row_image(layout, series, values, isnull);
+	}
+	else
+	{
 		/* interleaved series tend to come round in the same order */
 		series = previous != NULL ? previous->successor : NULL;
 		if (series == NULL || series->layout != layout ||
@@ -837,7 +965,6 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 		set->last = series;
 	}
 
-	/* the tail block is never empty: it is made for a sample */
 	block = series->tail;
 	if (block != NULL && t <= block->samples[block->count - 1].t &&
 		!series->needs_sort)

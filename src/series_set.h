@@ -56,6 +56,25 @@ typedef struct ValueTable
 	bool		interning;
 } ValueTable;
 
+/* Most bytes of a row image, from its first label's header to its last's end. */
+#define ROW_IMAGE_MAX		512
+
+/*
+ * The keys of one row of a series as they lay in the row: the bytes from
+ * the first TEXT key's varlena header to the end of the last, gaps
+ * included, and the Datums of the ENUM and SCALAR keys.  See group.c.
+ */
+typedef struct RowImage
+{
+	const struct PromSeries *series;	/* whose row it is; NULL: none */
+	bool		kept;			/* does the layout keep images? */
+	int32		len;			/* of bytes */
+	uint32		misses;			/* rows of its series it did not match */
+	int32	   *offsets;		/* of each TEXT key's header from the first */
+	char	   *bytes;			/* ROW_IMAGE_MAX bytes */
+	Datum	   *scalars;		/* of each ENUM and SCALAR key */
+} RowImage;
+
 /* A source of rows: its label columns and how to read them. */
 struct PromLayout
 {
@@ -76,6 +95,8 @@ struct PromLayout
 	double		expected_rows;	/* rows its source's plan expects; 0:
 								 * unknown */
 	RowKey	   *row;			/* the current row's keys, by column */
+	RowImage	image;			/* a row of the previous row's series, when
+								 * no key is NAME or BINARY */
 	ValueTable *values;			/* distinct values, by column */
 	int		   *name_index;		/* column to the set's sorted label names,
 								 * when finishing */

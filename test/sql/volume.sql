@@ -124,7 +124,52 @@ FROM prom_series('runs', '2024-01-01', '2024-01-03') g
 	JOIN (SELECT host, array_agg(t ORDER BY t) AS ts, array_agg(v ORDER BY t) AS value
 		  FROM runs GROUP BY host) e ON e.host = g.labels->>'host';
 
+-- Rows of the series of the row before are compared by image: the bytes of
+-- their labels as they lie in the row.  Rows of a view over two tables of
+-- different shapes, where the same bytes after host are dc in one and
+-- another column in the other; a column that changes on every row between
+-- two labels (every 25 rows, then on every row, until images are given
+-- up); NULL and empty labels in one series; a label too long for a one-byte
+-- header.
+CREATE TABLE image_a (t timestamptz, host text, dc text, v float8);
+CREATE TABLE image_b (t timestamptz, host text, other text, dc text, v float8);
+INSERT INTO image_a
+	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds', 'a', 'y', k
+	FROM generate_series(1, 5) k;
+INSERT INTO image_b
+	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds', 'a', 'y', 'z', k
+	FROM generate_series(6, 10) k;
+CREATE VIEW image_ab AS
+	SELECT t, host, dc, v FROM image_a UNION ALL SELECT t, host, dc, v FROM image_b;
+SELECT prom_register('image_ab');
+SELECT labels, value FROM prom_series('image_ab', '2024-01-01', '2024-01-02');
+
+CREATE TABLE image_gap_rows (t timestamptz, host text, seq text, dc text,
+	job text, v float8);
+INSERT INTO image_gap_rows
+	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds', 'host-' || h,
+		CASE WHEN h = 3 THEN k ELSE k / 25 END, CASE WHEN k % 100 < 50 THEN '' END,
+		CASE WHEN h = 2 THEN repeat('j', 200) ELSE 'web' END, h * 1000 + k
+	FROM generate_series(1, 3) h, generate_series(1, 200) k ORDER BY h, k;
+CREATE VIEW image_gap AS SELECT t, host, dc, job, v FROM image_gap_rows;
+SELECT prom_register('image_gap');
+SELECT labels->>'host' AS host, length(labels->>'job') AS job_length,
+	labels ? 'dc' AS has_dc, cardinality(value) AS samples,
+	value[1] AS first, value[200] AS last
+FROM prom_series('image_gap', '2024-01-01', '2024-01-02');
+
+-- an image's enum and integer labels: series that follow each other and
+-- differ in one of them only
+CREATE TABLE image_scalars (t timestamptz, env volume_env, n int, v float8);
+INSERT INTO image_scalars
+	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds',
+		(enum_range(NULL::volume_env))[1 + s / 2], s % 2, s * 10 + k
+	FROM generate_series(0, 3) s, generate_series(1, 3) k ORDER BY s, k;
+SELECT prom_register('image_scalars', label_columns => '{env,n}');
+SELECT labels, value FROM prom_series('image_scalars', '2024-01-01', '2024-01-02');
+
 DROP FUNCTION stale_check;
 DROP VIEW expected;
-DROP TABLE vol, stale, runs;
+DROP VIEW image_ab, image_gap;
+DROP TABLE vol, stale, runs, image_a, image_b, image_gap_rows, image_scalars;
 DROP TYPE volume_env;
