@@ -129,6 +129,7 @@ compress_fragment(PromSnappyWriter *writer, const char *data, Size len)
 	size_t		max_len = snappy_max_compressed_length(len);
 	size_t		compressed_len = max_len;
 	int			prefix_len = wire_varint_size(len);
+	char		overwritten[SNAPPY_PREFIX_MAX];
 	char	   *dest;
 	uint64		begin;
 
@@ -141,13 +142,19 @@ compress_fragment(PromSnappyWriter *writer, const char *data, Size len)
 	if (writer->out_len + max_len > writer->out_size)
 		grow_output(writer, max_len);
 	writer->total += len;
-	dest = writer->out + writer->out_len;
+
+	/*
+	 * Snappy writes the fragment's own length prefix before its elements:
+	 * it goes over the last bytes of the output (or of its header), which
+	 * are kept aside and put back, so that the elements land in place.
+	 */
+	dest = writer->out + writer->out_len - prefix_len;
+	memcpy(overwritten, dest, prefix_len);
 	begin = PromPhaseBegin();
 	if (snappy_compress(data, len, dest, &compressed_len) != SNAPPY_OK)
 		elog(ERROR, "snappy compression failed");
 	PromPhaseEnd(PROM_PHASE_COMPRESS, begin);
-	/* keep the elements, not the fragment's own length prefix */
-	memmove(dest, dest + prefix_len, compressed_len - prefix_len);
+	memcpy(dest, overwritten, prefix_len);
 	writer->out_len += compressed_len - prefix_len;
 }
 
