@@ -59,7 +59,10 @@ wire_double_bits(double v)
 static inline int
 wire_varint_size(uint64 value)
 {
-	return (9 * pg_leftmost_one_pos64(value | 1) + 73) >> 6;
+	/* lengths of labels are short: one byte, by a branch that stays put */
+	if (value < 0x80)
+		return 1;
+	return (9 * pg_leftmost_one_pos64(value) + 73) >> 6;
 }
 
 /*
