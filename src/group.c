@@ -939,32 +939,35 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 						promread_max_samples),
 				 errhint("Select fewer series or a shorter time range, or raise \"promread.max_samples\".")));
 
-	if (series != NULL && layout->image.series == series &&
-		row_matches_image(layout, values, isnull))
-		 /* the series of the row before */ ;
-	else if (read_row_keys(set, layout, values, isnull, series))
+	/* is it a row of the series of the row before, by image or by keys? */
+	if (previous == NULL || layout->image.series != previous ||
+		!row_matches_image(layout, values, isnull))
 	{
-		if (layout->image.kept)
-			keep_row_image(layout, series, values, isnull);
-	}
-	else
-	{
-		/* interleaved series tend to come round in the same order */
-		series = previous != NULL ? previous->successor : NULL;
-		if (series == NULL || series->layout != layout ||
-			!keys_equal(layout, series))
+		if (read_row_keys(set, layout, values, isnull, previous))
 		{
-			uint64		hash = hash_row(set, layout);
-
-			series = find_series(set, layout, hash);
-			if (series == NULL)
-				series = create_series(set, layout, values, hash);
-			if (previous != NULL)
-				previous->successor = series;
+			if (layout->image.kept)
+				keep_row_image(layout, previous, values, isnull);
 		}
-		set->last = series;
+		else
+		{
+			/* interleaved series tend to come round in the same order */
+			series = previous != NULL ? previous->successor : NULL;
+			if (series == NULL || series->layout != layout ||
+				!keys_equal(layout, series))
+			{
+				uint64		hash = hash_row(set, layout);
+
+				series = find_series(set, layout, hash);
+				if (series == NULL)
+					series = create_series(set, layout, values, hash);
+				if (previous != NULL)
+					previous->successor = series;
+			}
+			set->last = series;
+		}
 	}
 
+	/* the tail block is never empty: it is made for a sample */
 	block = series->tail;
 	if (block != NULL && t <= block->samples[block->count - 1].t &&
 		!series->needs_sort)
