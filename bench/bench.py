@@ -79,6 +79,11 @@ def create_case(cur, encoding, ordering, nseries, nsamples):
         # one enum label per series, numbered in the enum's order
         host_join = ("JOIN (SELECT row_number() OVER () - 1 AS n, e AS label "
                      "FROM unnest(enum_range(NULL::%s)) e) h ON h.n = s" % types["host"])
+    # a table as users read them: vacuumed, every page all-visible, so that
+    # scans check no tuple's visibility.  VACUUM marks a page so only once
+    # the inserting commit is flushed (hint bits wait for it), which the
+    # cluster's synchronous_commit=off would put off
+    cur.execute("SET synchronous_commit = on")
     cur.execute("""INSERT INTO %s
         SELECT %s::timestamptz + k * interval '15 seconds', %s, %s, %s, %s,
                s * 1000 + k + 0.25
@@ -86,6 +91,12 @@ def create_case(cur, encoding, ordering, nseries, nsamples):
         ORDER BY %s""" % (name, "'" + START + "'", host, dc, env, job,
                            nseries - 1, nsamples - 1, host_join, order))
     cur.execute("VACUUM ANALYZE %s" % name)
+    cur.execute("RESET synchronous_commit")
+    cur.execute("SELECT relallvisible, relpages FROM pg_class WHERE oid = %s::regclass",
+                (name,))
+    visible, pages = cur.fetchone()
+    if visible < pages:
+        raise RuntimeError("%s: %d of %d pages all-visible after VACUUM" % (name, visible, pages))
     cur.execute("SELECT prom_register(%s)", (name,))
     return name
 
