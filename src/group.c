@@ -20,9 +20,10 @@
  * The row's keys are first compared with the series of the previous row:
  * rows of one series usually arrive together, and then that comparison is
  * all the row costs.  It is made by *image* when it can: the layout keeps
- * one row of that series as it lay in its tuple, the bytes from the first
- * text label's varlena header to the end of the last (the gaps between them
- * included) and the Datums of the enum and other scalar labels.  A row
+ * one row of that series as it lay in its tuple, which of its labels are
+ * NULL, the bytes from the first present text label's varlena header to the
+ * end of the last (the gaps between them included) and the Datums of the
+ * enum and other scalar labels.  A row that is NULL where the image is,
  * whose text labels lie as far from the first as in the image, whose bytes
  * from there are the image's and whose scalar Datums are the image's holds
  * the same labels, and its labels are not read one by one.  An image is
@@ -255,6 +256,7 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 		layout->image.offsets = palloc(sizeof(int32) * Max(layout->ntext, 1));
 		layout->image.bytes = palloc(ROW_IMAGE_MAX);
 		layout->image.scalars = palloc(sizeof(Datum) * Max(layout->nscalar, 1));
+		layout->image.scalar_nulls = palloc(sizeof(bool) * Max(layout->nscalar, 1));
 	}
 	MemoryContextSwitchTo(oldcxt);
 	return layout;
@@ -410,14 +412,15 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 }
 
 /*
- * Does the row hold the labels of the series of the image?  Its ENUM and
- * SCALAR keys must be the image's Datums.  Its TEXT keys must lie as far
- * from the first as in the image and its last key's header be the image's,
- * so that the image's length ends inside the row's last value; then the
- * bytes from the first key's header to the end of the last must be the
- * image's (equal headers: equal lengths, and so equal values).  Every byte
- * read lies between two bytes of the row's values less than ROW_IMAGE_MAX
- * apart, so on pages that hold them.
+ * Does the row hold the labels of the series of the image?  Its keys must
+ * be NULL where the image's are, and its ENUM and SCALAR keys the image's
+ * Datums.  Its present TEXT keys must lie as far from the first as in the
+ * image and its last one's header be the image's, so that the image's
+ * length ends inside the row's last value; then the bytes from the first
+ * one's header to the end of the last must be the image's (equal headers:
+ * equal lengths, and so equal values).  Every byte read lies between two
+ * bytes of the row's values less than ROW_IMAGE_MAX apart, so on pages that
+ * hold them.
  */
 static inline bool
 row_matches_image(const PromLayout *layout, const Datum *values,
@@ -426,31 +429,36 @@ row_matches_image(const PromLayout *layout, const Datum *values,
 	const RowImage *image = &layout->image;
 	const uint16 *columns = layout->key_columns;
 	int			ntext = layout->ntext;
+	Datum		base = 0;
 	const char *first;
+	int			last;
 	int			k;
 
 	for (k = ntext; k < layout->nkeys; k++)
 	{
 		int			i = columns[k];
 
-		if (isnull[i] || values[i] != image->scalars[k - ntext])
+		if (isnull[i] != image->scalar_nulls[k - ntext] ||
+			(!isnull[i] && values[i] != image->scalars[k - ntext]))
 			return false;
 	}
-	if (ntext == 0)
-		return true;
-	if (isnull[columns[0]])
-		return false;
-	first = DatumGetPointer(values[columns[0]]);
-	for (k = 1; k < ntext; k++)
+	if (image->len > 0)
+		base = values[columns[image->first_text]];
+	for (k = 0; k < ntext; k++)
 	{
 		int			i = columns[k];
+		int32		offset = image->offsets[k];
 
 		/* Datums subtract as integers: the values may not share an object */
-		if (isnull[i] ||
-			values[i] - values[columns[0]] != (Datum) image->offsets[k])
+		if (isnull[i] ? offset != ROW_IMAGE_NULL :
+			offset == ROW_IMAGE_NULL || values[i] - base != (Datum) offset)
 			return false;
 	}
-	return first[image->offsets[ntext - 1]] == image->bytes[image->offsets[ntext - 1]] &&
+	if (image->len == 0)
+		return true;
+	first = DatumGetPointer(base);
+	last = image->offsets[image->last_text];
+	return first[last] == image->bytes[last] &&
 		bytes_equal(first, image->bytes, image->len);
 }
 
@@ -458,11 +466,11 @@ row_matches_image(const PromLayout *layout, const Datum *values,
 #define ROW_IMAGE_MISSES	64
 
 /*
- * Keep the row's keys as the image of its series, when none is NULL and its
- * TEXT keys are short inline values, in increasing places, within
- * ROW_IMAGE_MAX bytes.  A layout whose images keep failing to match rows of
- * their series (a column between its labels that changes on every row,
- * values that are not parts of one tuple) stops keeping them.
+ * Keep the row's keys as the image of its series, when its present TEXT
+ * keys are short inline values, in increasing places, within ROW_IMAGE_MAX
+ * bytes.  A layout whose images keep failing to match rows of their series
+ * (a column between its labels that changes on every row, values that are
+ * not parts of one tuple) stops keeping them.
  */
 static void
 keep_row_image(PromLayout *layout, const PromSeries *series,
@@ -480,32 +488,39 @@ keep_row_image(PromLayout *layout, const PromSeries *series,
 	image->series = NULL;
 	if (!image->kept)
 		return;
+	image->first_text = -1;
 	for (k = 0; k < ntext; k++)
 	{
 		int			i = columns[k];
 		const char *value = DatumGetPointer(values[i]);
 
-		if (isnull[i] || !VARATT_IS_SHORT(value) || VARATT_IS_EXTERNAL(value))
+		image->offsets[k] = ROW_IMAGE_NULL;
+		if (isnull[i])
+			continue;
+		if (!VARATT_IS_SHORT(value) || VARATT_IS_EXTERNAL(value))
 			return;
-		if (k == 0)
+		if (image->first_text < 0)
+		{
+			image->first_text = k;
 			first = end = values[i];
+		}
 		else if (values[i] < end)
 			return;
 		end = values[i] + VARSIZE_SHORT(value);
 		if (end - first > ROW_IMAGE_MAX)
 			return;
 		image->offsets[k] = values[i] - first;
+		image->last_text = k;
 	}
 	for (; k < layout->nkeys; k++)
 	{
 		int			i = columns[k];
 
-		if (isnull[i])
-			return;
-		image->scalars[k - ntext] = values[i];
+		image->scalar_nulls[k - ntext] = isnull[i];
+		image->scalars[k - ntext] = isnull[i] ? (Datum) 0 : values[i];
 	}
 	image->len = end - first;
-	if (ntext > 0)
+	if (image->len > 0)
 		memcpy(image->bytes, DatumGetPointer(first), image->len);
 	image->series = series;
 }

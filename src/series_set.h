@@ -60,20 +60,28 @@ typedef struct ValueTable
 #define ROW_IMAGE_MAX		512
 
 /*
- * The keys of one row of a series as they lay in the row: the bytes from
- * the first TEXT key's varlena header to the end of the last, gaps
- * included, and the Datums of the ENUM and SCALAR keys.  See group.c.
+ * The keys of one row of a series as they lay in the row: which are NULL,
+ * the bytes from the first present TEXT key's varlena header to the end of
+ * the last present one, gaps included, and the Datums of the ENUM and
+ * SCALAR keys.  See group.c.
  */
 typedef struct RowImage
 {
 	const struct PromSeries *series;	/* whose row it is; NULL: none */
 	bool		kept;			/* does the layout keep images? */
-	int32		len;			/* of bytes */
 	uint32		misses;			/* rows of its series it did not match */
-	int32	   *offsets;		/* of each TEXT key's header from the first */
+	int			first_text;		/* the first and last present TEXT keys */
+	int			last_text;
+	int32	   *offsets;		/* of each TEXT key's header from the first
+								 * present one's; ROW_IMAGE_NULL: NULL */
+	int32		len;			/* of bytes; 0 when no TEXT key is present */
 	char	   *bytes;			/* ROW_IMAGE_MAX bytes */
 	Datum	   *scalars;		/* of each ENUM and SCALAR key */
+	bool	   *scalar_nulls;	/* is that key NULL? */
 } RowImage;
+
+/* The offset of a TEXT key that is NULL in an image. */
+#define ROW_IMAGE_NULL		(-1)
 
 /* A source of rows: its label columns and how to read them. */
 struct PromLayout

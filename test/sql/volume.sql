@@ -158,12 +158,28 @@ SELECT labels->>'host' AS host, length(labels->>'job') AS job_length,
 	value[1] AS first, value[200] AS last
 FROM prom_series('image_gap', '2024-01-01', '2024-01-02');
 
+-- NULL labels in an image: a series whose last label is NULL, then one
+-- where it is present, the labels before it the same bytes (the image must
+-- know which labels are NULL); then the first again, the bytes of the last
+-- label (in a column that is not a label) where it would be; then one whose
+-- middle label is NULL
+CREATE TABLE image_nulls (t timestamptz, host text, dc text, job text,
+	note text, v float8);
+INSERT INTO image_nulls
+	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds', 'a',
+		CASE WHEN k <= 9 THEN 'x' END,
+		CASE WHEN k BETWEEN 4 AND 6 OR k > 9 THEN 'y' END, 'y', k
+	FROM generate_series(1, 12) k ORDER BY k;
+SELECT prom_register('image_nulls', label_columns => '{host,dc,job}');
+SELECT labels, value FROM prom_series('image_nulls', '2024-01-01', '2024-01-02');
+
 -- an image's enum and integer labels: series that follow each other and
--- differ in one of them only
+-- differ in one of them only, the last one NULL where the one before has 0
 CREATE TABLE image_scalars (t timestamptz, env volume_env, n int, v float8);
 INSERT INTO image_scalars
 	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds',
-		(enum_range(NULL::volume_env))[1 + s / 2], s % 2, s * 10 + k
+		(enum_range(NULL::volume_env))[1 + s / 2],
+		CASE WHEN s < 3 THEN s % 2 END, s * 10 + k
 	FROM generate_series(0, 3) s, generate_series(1, 3) k ORDER BY s, k;
 SELECT prom_register('image_scalars', label_columns => '{env,n}');
 SELECT labels, value FROM prom_series('image_scalars', '2024-01-01', '2024-01-02');
@@ -171,5 +187,6 @@ SELECT labels, value FROM prom_series('image_scalars', '2024-01-01', '2024-01-02
 DROP FUNCTION stale_check;
 DROP VIEW expected;
 DROP VIEW image_ab, image_gap;
-DROP TABLE vol, stale, runs, image_a, image_b, image_gap_rows, image_scalars;
+DROP TABLE vol, stale, runs, image_a, image_b, image_gap_rows, image_scalars,
+	image_nulls;
 DROP TYPE volume_env;
