@@ -205,27 +205,25 @@ typedef struct PromSeries
 #define PROM_NEXT_BLOCK_AHEAD	2
 #define PROM_CACHE_LINE		64
 
+/* Ask for the four cache lines from an address. */
+static pg_attribute_always_inline void
+PromPrefetchFourLines(const void *address)
+{
+	const char *p = (const char *) address;
+
+	__builtin_prefetch(p);
+	__builtin_prefetch(p + PROM_CACHE_LINE);
+	__builtin_prefetch(p + 2 * PROM_CACHE_LINE);
+	__builtin_prefetch(p + 3 * PROM_CACHE_LINE);
+}
+
 static pg_attribute_always_inline void
 PromPrefetchSeries(PromSeries *const *series, int i, int nseries)
 {
 	if (i + PROM_SERIES_AHEAD < nseries)
-	{
-		const char *ahead = (const char *) series[i + PROM_SERIES_AHEAD];
-
-		__builtin_prefetch(ahead);
-		__builtin_prefetch(ahead + PROM_CACHE_LINE);
-		__builtin_prefetch(ahead + 2 * PROM_CACHE_LINE);
-		__builtin_prefetch(ahead + 3 * PROM_CACHE_LINE);
-	}
+		PromPrefetchFourLines(series[i + PROM_SERIES_AHEAD]);
 	if (i + PROM_BLOCK_AHEAD < nseries)
-	{
-		const char *block = (const char *) series[i + PROM_BLOCK_AHEAD]->head;
-
-		__builtin_prefetch(block);
-		__builtin_prefetch(block + PROM_CACHE_LINE);
-		__builtin_prefetch(block + 2 * PROM_CACHE_LINE);
-		__builtin_prefetch(block + 3 * PROM_CACHE_LINE);
-	}
+		PromPrefetchFourLines(series[i + PROM_BLOCK_AHEAD]->head);
 	if (i + PROM_NEXT_BLOCK_AHEAD < nseries)
 	{
 		const PromSampleBlock *head = series[i + PROM_NEXT_BLOCK_AHEAD]->head;
@@ -257,15 +255,8 @@ PromPrefetchSamples(const PromSample *samples, uint32 i, uint32 count)
 static pg_attribute_always_inline void
 PromPrefetchNextBlock(const PromSampleBlock *block)
 {
-	const char *next = (const char *) block->next;
-
-	if (next != NULL)
-	{
-		__builtin_prefetch(next);
-		__builtin_prefetch(next + PROM_CACHE_LINE);
-		__builtin_prefetch(next + 2 * PROM_CACHE_LINE);
-		__builtin_prefetch(next + 3 * PROM_CACHE_LINE);
-	}
+	if (block->next != NULL)
+		PromPrefetchFourLines(block->next);
 }
 
 typedef struct PromSeriesSet PromSeriesSet;
