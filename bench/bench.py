@@ -73,7 +73,9 @@ def create_case(cur, encoding, ordering, nseries, nsamples):
     cur.execute("""CREATE TABLE %s (ts timestamptz NOT NULL, host %s, datacenter %s,
                    env %s, job %s, value double precision)"""
                 % (name, types["host"], types["datacenter"], types["env"], types["job"]))
-    order = "s, k" if ordering == "adjacent" else "k, s"
+    # the rows of a series together; the series in turn at each time; or
+    # the rows of each time in a random order (bench/phases.py only)
+    order = {"adjacent": "s, k", "interleaved": "k, s", "shuffled": "k, random()"}[ordering]
     host_join = ""
     if encoding == "enum":
         # one enum label per series, numbered in the enum's order
