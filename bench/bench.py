@@ -75,7 +75,8 @@ def create_case(cur, encoding, ordering, nseries, nsamples):
                 % (name, types["host"], types["datacenter"], types["env"], types["job"]))
     # the rows of a series together; the series in turn at each time; or
     # the rows of each time in a random order (bench/phases.py only)
-    order = {"adjacent": "s, k", "interleaved": "k, s", "shuffled": "k, random()"}[ordering]
+    order = {"adjacent": "s, k", "interleaved": "k, s",
+             "shuffled": "k, random()"}[ordering]
     host_join = ""
     if encoding == "enum":
         # one enum label per series, numbered in the enum's order

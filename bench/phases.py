@@ -6,8 +6,8 @@ promread and the bench tables (made here with bench.create_case when
 missing).  For each case given as ENCODING:ORDERING:SERIESxSAMPLES, e.g.
 text:adjacent:1000x1000 (the orderings of bench/run, adjacent and
 interleaved, and shuffled: the rows of each time in a random order), it
-makes one warm-up call and then N calls of
-prom_remote_read with promread.report_phases on, one after the other (so
+makes one warm-up call and then N calls of prom_remote_read with
+promread.report_phases on, one after the other (so
 promread's working memory stays in the CPU caches, unlike in bench/run),
 and prints each phase's median, the conversion throughput and the peak
 working memory per sample beyond the response.  To compare
