@@ -610,9 +610,14 @@ hash_row(PromSeriesSet *set, const PromLayout *layout)
 								layout->seed);
 }
 
-/* Find the series of the current row's keys in the index, or NULL. */
+/*
+ * Find the series of the current row's keys in the index, or NULL; then
+ * *empty is the empty slot that ended the probe, where a new series of
+ * these keys goes.
+ */
 static PromSeries *
-find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash)
+find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash,
+			uint32 *empty)
 {
 	uint32		tag = (uint32) (hash >> 32);
 	uint32		slot = tag & set->slot_mask;
@@ -628,6 +633,7 @@ find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash)
 		}
 		slot = (slot + 1) & set->slot_mask;
 	}
+	*empty = slot;
 	return NULL;
 }
 
@@ -643,11 +649,12 @@ put_slot(SeriesSlot *slots, uint32 mask, SeriesSlot entry)
 }
 
 /*
- * Put the newest series into the index, doubling it when three quarters
- * full: the tags make a probe of a taken slot cheap.
+ * Put the newest series into the index, at the empty slot its probe found,
+ * doubling the index first when three quarters full (and probing it anew):
+ * the tags make a probe of a taken slot cheap.
  */
 static void
-index_series(PromSeriesSet *set, uint64 hash)
+index_series(PromSeriesSet *set, uint64 hash, uint32 empty)
 {
 	SeriesSlot	entry = {(uint32) (hash >> 32), set->nseries};
 
@@ -664,8 +671,10 @@ index_series(PromSeriesSet *set, uint64 hash)
 			if (old_slots[i].number != 0)
 				put_slot(set->slots, set->slot_mask, old_slots[i]);
 		PromArenaFree(set->arena, old_slots, sizeof(SeriesSlot) * old_size);
+		put_slot(set->slots, set->slot_mask, entry);
 	}
-	put_slot(set->slots, set->slot_mask, entry);
+	else
+		set->slots[empty] = entry;
 }
 
 /* Print a value with its type's output function, once per distinct value. */
@@ -828,10 +837,13 @@ append_series(PromSeriesSet *set, PromSeries ***array, int *count,
 	(*array)[(*count)++] = series;
 }
 
-/* Create a series for the current row's keys. */
+/*
+ * Create a series for the current row's keys, whose hash is given and whose
+ * probe of the index ended at the given empty slot.
+ */
 static PromSeries *
 create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
-			  uint64 hash)
+			  uint64 hash, uint32 empty)
 {
 	int			ncolumns = layout->ncolumns;
 	PromSeries *series;
@@ -850,7 +862,7 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	append_series(set, &set->series, &set->nseries, &set->series_capacity,
 				  series);
 	layout->nseries++;
-	index_series(set, hash);
+	index_series(set, hash, empty);
 	return series;
 }
 
@@ -867,7 +879,7 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
  * series' rows come together, is all of that series, and this one often
  * has as many samples).
  */
-static PromSampleBlock *
+static pg_noinline PromSampleBlock *
 grow_samples(PromSeriesSet *set, PromSeries *series)
 {
 	const PromLayout *layout = series->layout;
@@ -946,6 +958,24 @@ PromMarkUnsorted(PromSeriesSet *set, PromSeries *series)
 }
 
 /*
+ * The series of the current row's keys, found in the index or made.  Apart
+ * from PromSeriesSetAdd, so that the path of a row of a series already met,
+ * by image, by keys or as a successor, does not save and restore the many
+ * registers that making a series takes.
+ */
+static pg_noinline PromSeries *
+series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values)
+{
+	uint64		hash = hash_row(set, layout);
+	uint32		empty;
+	PromSeries *series = find_series(set, layout, hash, &empty);
+
+	if (series == NULL)
+		series = create_series(set, layout, values, hash, empty);
+	return series;
+}
+
+/*
  * Add one row: its label values (in layout order, NULL allowed) and its
  * sample.  This is the per-row path; see the file header.
  */
@@ -983,11 +1013,7 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 			if (series == NULL || series->layout != layout ||
 				!keys_equal(layout, series))
 			{
-				uint64		hash = hash_row(set, layout);
-
-				series = find_series(set, layout, hash);
-				if (series == NULL)
-					series = create_series(set, layout, values, hash);
+				series = series_of_keys(set, layout, values);
 				if (previous != NULL)
 					previous->successor = series;
 			}
@@ -1043,6 +1069,29 @@ PromSeriesLabels(const PromSeries *series, PromLabelRef *labels)
 		n++;
 	}
 	return n;
+}
+
+/*
+ * Bytes of a series' labels as repeated Label fields numbered 1: those of
+ * its present values, added up in the layout's order, without gathering
+ * them in name order first.
+ */
+Size
+PromSeriesLabelsSize(const PromSeries *series)
+{
+	const PromLayout *layout = series->layout;
+	Size		size = 0;
+	int			i;
+
+	for (i = 0; i < layout->ncolumns; i++)
+	{
+		int32		len = series->values[i]->text_len;
+
+		if (len != 0)
+			size += wire_len_field_size(wire_label_size(layout->name_lens[i],
+														len));
+	}
+	return size;
 }
 
 /* Sort the series, merge equal label sets, put samples in time order. */

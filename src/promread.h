@@ -280,6 +280,7 @@ extern PromSeries *const *PromSeriesSetSeries(const PromSeriesSet *set,
 extern int64 PromSeriesSetSampleCount(const PromSeriesSet *set);
 extern Size PromSeriesSetResultBytes(const PromSeriesSet *set);
 extern int	PromSeriesLabels(const PromSeries *series, PromLabelRef *labels);
+extern Size PromSeriesLabelsSize(const PromSeries *series);
 
 /*---- Query execution (scan.c, query.c) ----*/
 
@@ -312,7 +313,6 @@ extern void PromSetResponseHeaders(const char *headers_json);
 
 /* Responses are written with the buffers of wire.h. */
 struct PromSnappyWriter;
-extern Size PromSeriesLabelsSize(const PromSeries *series);
 extern char *PromPutSeriesLabels(char *p, const PromSeries *series);
 extern void PromWriteSamplesResult(struct PromSnappyWriter *writer,
 								   const PromSeriesSet *set);

@@ -36,13 +36,6 @@
 #define SAMPLE_VALUE_FIELD	1
 #define SAMPLE_TIME_FIELD	2
 
-/* Bytes of one Label message. */
-static inline Size
-label_size(int name_len, int value_len)
-{
-	return wire_len_field_size(name_len) + wire_len_field_size(value_len);
-}
-
 /* Bytes of labels as repeated Label fields numbered 1. */
 static Size
 labels_size(const PromLabelRef *labels, int n)
@@ -51,7 +44,7 @@ labels_size(const PromLabelRef *labels, int n)
 	int			i;
 
 	for (i = 0; i < n; i++)
-		size += wire_len_field_size(label_size(labels[i].name_len,
+		size += wire_len_field_size(wire_label_size(labels[i].name_len,
 											   labels[i].value_len));
 	return size;
 }
@@ -65,22 +58,13 @@ put_labels(char *p, const PromLabelRef *labels, int n)
 	for (i = 0; i < n; i++)
 	{
 		p = wire_put_len_header(p, LABELS_FIELD,
-								label_size(labels[i].name_len, labels[i].value_len));
+								wire_label_size(labels[i].name_len, labels[i].value_len));
 		p = wire_put_len_header(p, LABEL_NAME_FIELD, labels[i].name_len);
 		p = wire_put_bytes(p, labels[i].name, labels[i].name_len);
 		p = wire_put_len_header(p, LABEL_VALUE_FIELD, labels[i].value_len);
 		p = wire_put_bytes(p, labels[i].value, labels[i].value_len);
 	}
 	return p;
-}
-
-/* Bytes of a series' labels, as repeated Label fields numbered 1. */
-Size
-PromSeriesLabelsSize(const PromSeries *series)
-{
-	PromLabelRef labels[PROM_MAX_LABELS];
-
-	return labels_size(labels, PromSeriesLabels(series, labels));
 }
 
 /* Write a series' labels as repeated Label fields numbered 1. */

@@ -140,6 +140,13 @@ wire_len_field_size(Size len)
 	return 1 + wire_varint_size(len) + len;
 }
 
+/* Bytes of a Label message: its name (field 1) and its value (field 2). */
+static inline Size
+wire_label_size(Size name_len, Size value_len)
+{
+	return wire_len_field_size(name_len) + wire_len_field_size(value_len);
+}
+
 /* Write the tag and length of a length-delimited field. */
 static inline char *
 wire_put_len_header(char *p, int field, Size len)
