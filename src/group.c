@@ -39,9 +39,13 @@
  * compared next.  Otherwise the keys are hashed (one xxHash call over values
  * and lengths, absence included) and looked up in an open-addressing index
  * of the set's series that keeps each hash beside its series; candidates
- * with the same hash are confirmed by a full comparison.
+ * with the same hash are confirmed by a full comparison.  Hashing, the
+ * lookup and making a series are a function of their own, not inlined into
+ * the per-row path, so that a row of a series already met does not save
+ * and restore the many registers that making one takes.
  *
- * Only when no series matches is a new series created.  Each of its label
+ * Only when no series matches is a new series created, and put in the
+ * index at the empty slot where the lookup's probe ended.  Each of its label
  * values is looked up in its column's table of distinct values, and only a
  * value not seen before is copied into the set's arena, validated as UTF-8
  * and turned into its label text: an enum value through a per-backend cache
