@@ -23,6 +23,10 @@
  *   - an absent label's entry is 0 when the series has no label after it,
  *     and greater than every number when it has one.
  *
+ * The passes begin at the first name whose values are as many as the
+ * series (a host per series), not at the last name: the names after it
+ * cannot decide between series that all differ there.
+ *
  * Comparing rows entry by entry then gives Prometheus's order exactly: at
  * the first name where two series differ, either both have the label (the
  * values decide), or one lacks it; the one lacking it compares with its
@@ -281,6 +285,7 @@ PromSortSeries(PromSeriesSet *set)
 	uint32		max_highest = 0;
 	PromSeries **series;
 	int			kept;
+	int			last_deciding;
 	int			i;
 	int			u;
 
@@ -333,8 +338,18 @@ PromSortSeries(PromSeriesSet *set)
 	/*
 	 * A stable counting sort per name, the last name first.  A pass reads
 	 * each series' entry once, into keys[], in the order so far: the rows
-	 * are read at random, keys[] twice in order.
+	 * are read at random, keys[] twice in order.  The first name with as
+	 * many distinct values as there are series (a host per series) gives
+	 * every series a value of its own, so the names after it never decide
+	 * and are not sorted by.
 	 */
+	last_deciding = nnames - 1;
+	for (u = 0; u < nnames; u++)
+		if (values[u].highest == (uint32) nseries)
+		{
+			last_deciding = u;
+			break;
+		}
 	order = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
 	sorted = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
 	keys = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
@@ -342,7 +357,7 @@ PromSortSeries(PromSeriesSet *set)
 	PromSeriesSetNotePeak(set);
 	for (i = 0; i < nseries; i++)
 		order[i] = i;
-	for (u = nnames - 1; u >= 0; u--)
+	for (u = last_deciding; u >= 0; u--)
 	{
 		uint32		nkeys = values[u].highest + 2;
 		uint32		sum = 0;

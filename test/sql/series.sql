@@ -178,6 +178,25 @@ SELECT count(*) AS series,
 	JOIN (SELECT host, row_number() OVER (ORDER BY host COLLATE "C") AS position
 		  FROM (SELECT DISTINCT host FROM one_byte) d) e USING (host);
 
+-- a label with a value of its own in every series (a host) orders the
+-- series that agree on the labels before it; the labels after it, NULL in
+-- some series, never decide
+CREATE TABLE unique_host (t timestamptz, dc text, host text, zone text, v float8);
+INSERT INTO unique_host
+	SELECT '2024-01-01'::timestamptz + i * interval '1 second',
+		'dc' || (i * 7 % 3), 'h' || lpad((i * 37 % 101)::text, 3, '0'),
+		CASE WHEN i % 5 = 0 THEN NULL ELSE 'z' || (100 - i) END, i
+	FROM generate_series(1, 101) i;
+SELECT prom_register('unique_host');
+SELECT count(*) AS series,
+	count(*) FILTER (WHERE got.position <> e.position) AS misplaced FROM
+	(SELECT labels->>'dc' AS dc, labels->>'host' AS host,
+			row_number() OVER () AS position
+	 FROM prom_series('unique_host', '2024-01-01', '2024-01-02')) got
+	JOIN (SELECT dc, host, row_number() OVER (ORDER BY dc COLLATE "C",
+											  host COLLATE "C") AS position
+		  FROM unique_host) e USING (dc, host);
+
 -- every way of reading a label in one table, the kinds' columns mixed:
 -- uuid and numeric (their bytes), name, enum, text and int (the Datum);
 -- 1.5 and 1.50 are different bytes that print differently
@@ -216,5 +235,5 @@ SELECT labels FROM prom_series('sparse', '2024-01-01', '2024-01-02');
 SELECT labels FROM prom_series('kinds{env="dev"}', '2024-01-01', '2024-01-02');
 
 DROP TABLE m, typed, local_ts, epoch_ms, int_values, toasted, compressed,
-	one_byte, kinds, sparse;
+	one_byte, unique_host, kinds, sparse;
 DROP TYPE series_env, sparse_env;
