@@ -41,8 +41,10 @@
  * of the set's series that keeps each hash beside its series; candidates
  * with the same hash are confirmed by a full comparison.  Hashing, the
  * lookup and making a series are a function of their own, not inlined into
- * the per-row path, so that a row of a series already met does not save
- * and restore the many registers that making one takes.
+ * the per-row path: inlined, they made it nearly twice the code, with a
+ * larger frame and a stack-protector check on every row (GCC guards a
+ * function with a local array, and hashing a value has one), for work done
+ * once a series.
  *
  * Only when no series matches is a new series created, and put in the
  * index at the empty slot where the lookup's probe ended.  Each of its label
@@ -962,10 +964,8 @@ PromMarkUnsorted(PromSeriesSet *set, PromSeries *series)
 }
 
 /*
- * The series of the current row's keys, found in the index or made.  Apart
- * from PromSeriesSetAdd, so that the path of a row of a series already met,
- * by image, by keys or as a successor, does not save and restore the many
- * registers that making a series takes.
+ * The series of the current row's keys, found in the index or made; apart
+ * from PromSeriesSetAdd (see the file header).
  */
 static pg_noinline PromSeries *
 series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values)
