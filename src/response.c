@@ -45,7 +45,7 @@ labels_size(const PromLabelRef *labels, int n)
 
 	for (i = 0; i < n; i++)
 		size += wire_len_field_size(wire_label_size(labels[i].name_len,
-											   labels[i].value_len));
+													labels[i].value_len));
 	return size;
 }
 
@@ -58,7 +58,8 @@ put_labels(char *p, const PromLabelRef *labels, int n)
 	for (i = 0; i < n; i++)
 	{
 		p = wire_put_len_header(p, LABELS_FIELD,
-								wire_label_size(labels[i].name_len, labels[i].value_len));
+								wire_label_size(labels[i].name_len,
+												labels[i].value_len));
 		p = wire_put_len_header(p, LABEL_NAME_FIELD, labels[i].name_len);
 		p = wire_put_bytes(p, labels[i].name, labels[i].name_len);
 		p = wire_put_len_header(p, LABEL_VALUE_FIELD, labels[i].value_len);
