@@ -41,10 +41,10 @@
  * of the set's series that keeps each hash beside its series; candidates
  * with the same hash are confirmed by a full comparison.  Hashing, the
  * lookup and making a series are a function of their own, not inlined into
- * the per-row path: inlined, they made it nearly twice the code, with a
- * larger frame and a stack-protector check on every row (GCC guards a
- * function with a local array, and hashing a value has one), for work done
- * once a series.
+ * the per-row path (nor is growing a series' samples): inlined, they made it
+ * nearly twice the code, with a larger frame and a stack-protector check on
+ * every row (GCC guards a function with a local array, and hashing a value
+ * has one), for work done once a series.
  *
  * Only when no series matches is a new series created, and put in the
  * index at the empty slot where the lookup's probe ended.  Each of its label
@@ -655,7 +655,7 @@ put_slot(SeriesSlot *slots, uint32 mask, SeriesSlot entry)
 }
 
 /*
- * Put the newest series into the index, at the empty slot its probe found,
+ * Put the newest series into the index, at the empty slot its lookup found,
  * doubling the index first when three quarters full (and probing it anew):
  * the tags make a probe of a taken slot cheap.
  */
@@ -843,13 +843,9 @@ append_series(PromSeriesSet *set, PromSeries ***array, int *count,
 	(*array)[(*count)++] = series;
 }
 
-/*
- * Create a series for the current row's keys, whose hash is given and whose
- * probe of the index ended at the given empty slot.
- */
+/* Create a series for the current row's keys. */
 static PromSeries *
-create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
-			  uint64 hash, uint32 empty)
+create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values)
 {
 	int			ncolumns = layout->ncolumns;
 	PromSeries *series;
@@ -868,7 +864,6 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	append_series(set, &set->series, &set->nseries, &set->series_capacity,
 				  series);
 	layout->nseries++;
-	index_series(set, hash, empty);
 	return series;
 }
 
@@ -975,7 +970,10 @@ series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values)
 	PromSeries *series = find_series(set, layout, hash, &empty);
 
 	if (series == NULL)
-		series = create_series(set, layout, values, hash, empty);
+	{
+		series = create_series(set, layout, values);
+		index_series(set, hash, empty);
+	}
 	return series;
 }
 
