@@ -5,7 +5,7 @@ MODULE_big = promread
 DATA = $(wildcard sql/promread--*.sql)
 
 PROTO = src/proto/remote
-OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c)) $(PROTO).pb-c.o
+OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c)) src/snappy_stream.o $(PROTO).pb-c.o
 EXTRA_CLEAN = $(PROTO).pb-c.c $(PROTO).pb-c.h
 
 REGRESS = register series regex matchers layouts security volume remote_read chunks prometheus_requests
@@ -13,7 +13,7 @@ REGRESS_OPTS = --inputdir=test --encoding=UTF8 --load-extension=promread
 
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter
-SHLIB_LINK = -lprotobuf-c -lsnappy -lxxhash
+SHLIB_LINK = -lprotobuf-c -lsnappy -lxxhash -lstdc++
 
 # rebuild objects when a header they include changes
 override autodepend = yes

@@ -373,7 +373,7 @@ prom_read_response_agg_finalfn(PG_FUNCTION_ARGS)
 		set = ((AggState *) PG_GETARG_POINTER(0))->set;
 	PromSeriesSetFinish(set);
 	PromSnappyWriterInit(&response);
-	PromWriteSamplesResult(&response, set);
+	PromWriteSamplesResult(&response, set, true);
 	PG_RETURN_BYTEA_P(PromSnappyWriterFinish(&response));
 }
 

@@ -11,8 +11,9 @@
  *
  * Phases are timed with the CPU's time-stamp counter where there is one
  * (converted to time against the wall clock over the whole call), else with
- * the monotonic clock.  Encoding hands each 64 kB it writes to snappy, so
- * encode time is the writing time less compression.  Scanning and grouping
+ * the monotonic clock.  Snappy pulls each 64 kB fragment from the encoder
+ * while it compresses, so compression is snappy's time less the encoder's
+ * inside it, and encode time the writing time less compression.  Scanning and grouping
  * interleave row by row, so the
  * grouping of one row in eight is timed (less the cost of reading the
  * clock, measured at the start) and the sum scaled by eight; scan time is

@@ -315,7 +315,7 @@ extern void PromSetResponseHeaders(const char *headers_json);
 struct PromSnappyWriter;
 extern char *PromPutSeriesLabels(char *p, const PromSeries *series);
 extern void PromWriteSamplesResult(struct PromSnappyWriter *writer,
-								   const PromSeriesSet *set);
+								   const PromSeriesSet *set, bool last);
 /* STREAMED_XOR_CHUNKS frames, and their decoding (chunks.c). */
 struct PromBuffer;
 extern void PromAppendChunkedResult(struct PromBuffer *buf,

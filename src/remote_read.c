@@ -76,12 +76,13 @@ prom_remote_read(PG_FUNCTION_ARGS)
 		if (chunked)
 			PromAppendChunkedResult(&frames, set, i);
 		else
-			PromWriteSamplesResult(&response, set);
+			PromWriteSamplesResult(&response, set,
+								   i == request->nqueries - 1);
 		PromPhaseEnd(PROM_PHASE_ENCODE, begin);
 		PromPhasesMemory(MemoryContextMemAllocated(callcxt, true) +
 						 PromSeriesSetArenaBytes(set) +
 						 (chunked ? frames.len :
-						  response.out_size + response.stage_size));
+						  PromSnappyWriterBytes(&response)));
 		PromSeriesSetFree(set);
 	}
 

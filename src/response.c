@@ -22,7 +22,6 @@
  */
 #include "postgres.h"
 
-#include "miscadmin.h"
 #include "promread.h"
 #include "wire.h"
 
@@ -80,9 +79,6 @@ PromPutSeriesLabels(char *p, const PromSeries *series)
 /* The most bytes of one Sample field: tag, length, value, time. */
 #define SAMPLE_FIELD_MAX	(2 + 9 + 11)
 
-/* Samples written at once: as many as fit in a piece of the writer. */
-#define SAMPLES_PER_PIECE	(PROM_SNAPPY_PIECE / SAMPLE_FIELD_MAX)
-
 /*
  * Write n samples of a block from the given one as repeated Sample fields;
  * returns the end.
@@ -114,56 +110,119 @@ put_samples(char *p, const PromSampleBlock *block, uint32 from, uint32 n)
 	return p;
 }
 
-/* Write a length-delimited field's header through the writer. */
-static void
-write_len_header(PromSnappyWriter *writer, int field, Size len)
+/*
+ * The producer of one QueryResult, as field 1 of a ReadResponse, holding
+ * the series of a finished set in their order; where it is: in which
+ * series, and whether at its labels or in which block of its samples.
+ */
+typedef struct SamplesProducer
 {
-	char	   *p = PromSnappyWriterRoom(writer, 1 + 10);
+	PromProducer producer;
+	PromSeries *const *series;
+	int			nseries;
+	Size		result_size;	/* bytes of the QueryResult */
+	bool		started;		/* is its field header written? */
+	int			next;			/* the series being written */
+	bool		labels_written; /* are its header and labels written? */
+	const PromSampleBlock *block;	/* its block being written, or NULL */
+	uint32		done;			/* samples of that block written */
+} SamplesProducer;
 
-	PromSnappyWriterAdvance(writer, wire_put_len_header(p, field, len) - p);
+/*
+ * Write the next items of a QueryResult: its field header, then for each
+ * series its field header with its labels, then its samples in runs; the
+ * set knows the bytes of each series and of them all, so each series is
+ * read once, here.  It throws no error (see PromProducer).
+ */
+static Size
+produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
+{
+	SamplesProducer *self = (SamplesProducer *) producer;
+	char	   *p = buf;
+	char	   *end = buf + room;
+
+	if (!self->started)
+	{
+		Size		size = wire_len_field_size(self->result_size) - self->result_size;
+
+		if (size > room)
+		{
+			*need = size;
+			return 0;
+		}
+		p = wire_put_len_header(p, RESULTS_FIELD, self->result_size);
+		self->started = true;
+	}
+	while (self->next < self->nseries)
+	{
+		const PromSeries *series = self->series[self->next];
+
+		if (!self->labels_written)
+		{
+			PromLabelRef labels[PROM_MAX_LABELS];
+			int			nlabels;
+			Size		size;
+
+			PromPrefetchSeries(self->series, self->next, self->nseries);
+			nlabels = PromSeriesLabels(series, labels);
+			size = 1 + wire_varint_size(series->message_bytes) +
+				labels_size(labels, nlabels);
+			if (size > (Size) (end - p))
+			{
+				*need = size;
+				return p - buf;
+			}
+			p = wire_put_len_header(p, TIMESERIES_FIELD, series->message_bytes);
+			p = put_labels(p, labels, nlabels);
+			self->labels_written = true;
+			self->block = series->head;
+			self->done = 0;
+		}
+		while (self->block != NULL)
+		{
+			const PromSampleBlock *block = self->block;
+			uint32		n;
+
+			/* a block may be empty: sorting moved its samples to earlier ones */
+			if (self->done == block->count)
+			{
+				self->block = block->next;
+				self->done = 0;
+				continue;
+			}
+			n = Min(block->count - self->done,
+					(uint32) ((end - p) / SAMPLE_FIELD_MAX));
+			if (n == 0)
+			{
+				*need = SAMPLE_FIELD_MAX;
+				return p - buf;
+			}
+			if (self->done == 0)
+				PromPrefetchNextBlock(block);
+			p = put_samples(p, block, self->done, n);
+			self->done += n;
+		}
+		self->next++;
+		self->labels_written = false;
+	}
+	return p - buf;
 }
 
 /*
  * Write one QueryResult, as field 1 of a ReadResponse, holding the series
- * of a finished set in their order.  The set knows the bytes of each series
- * and of them all, so each series is read once, here.
+ * of a finished set in their order; last if no other follows it in the
+ * message.  The set's memory may go when this returns.
  */
 void
-PromWriteSamplesResult(PromSnappyWriter *writer, const PromSeriesSet *set)
+PromWriteSamplesResult(PromSnappyWriter *writer, const PromSeriesSet *set,
+					   bool last)
 {
-	int			nseries;
-	PromSeries *const *series = PromSeriesSetSeries(set, &nseries);
-	Size		result_size = PromSeriesSetResultBytes(set);
-	int			i;
+	SamplesProducer producer;
 
-	PromSnappyWriterExpect(writer, wire_len_field_size(result_size));
-	write_len_header(writer, RESULTS_FIELD, result_size);
-	for (i = 0; i < nseries; i++)
-	{
-		PromLabelRef labels[PROM_MAX_LABELS];
-		int			nlabels;
-		const PromSampleBlock *block;
-		char	   *p;
-
-		CHECK_FOR_INTERRUPTS();
-		PromPrefetchSeries(series, i, nseries);
-		nlabels = PromSeriesLabels(series[i], labels);
-		write_len_header(writer, TIMESERIES_FIELD, series[i]->message_bytes);
-		p = PromSnappyWriterRoom(writer, labels_size(labels, nlabels));
-		PromSnappyWriterAdvance(writer, put_labels(p, labels, nlabels) - p);
-		for (block = series[i]->head; block != NULL; block = block->next)
-		{
-			uint32		done;
-
-			PromPrefetchNextBlock(block);
-			for (done = 0; done < block->count; done += SAMPLES_PER_PIECE)
-			{
-				uint32		n = Min(block->count - done, SAMPLES_PER_PIECE);
-
-				p = PromSnappyWriterRoom(writer, (Size) n * SAMPLE_FIELD_MAX);
-				PromSnappyWriterAdvance(writer,
-										put_samples(p, block, done, n) - p);
-			}
-		}
-	}
+	memset(&producer, 0, sizeof(producer));
+	producer.producer.produce = produce_samples;
+	producer.series = PromSeriesSetSeries(set, &producer.nseries);
+	producer.result_size = PromSeriesSetResultBytes(set);
+	producer.producer.remaining = wire_len_field_size(producer.result_size);
+	PromSnappyWriterWrite(writer, &producer.producer, last);
 }

@@ -167,51 +167,56 @@ extern void PromBufferInit(PromBuffer *buf, Size capacity);
 extern char *PromBufferReserve(PromBuffer *buf, Size len);
 
 /*
- * A snappy-compressed message written in pieces.  Bytes are staged; each
- * full 64 KB of stage is compressed on its own and its elements appended to
- * the output.  Snappy itself compresses a message in independent 64 KB
- * fragments, so the output is exactly snappy_compress() of the whole message,
- * which is never held uncompressed.  The output is a bytea whose snappy
- * length prefix is written when the writer is finished.  The stage holds a
- * fragment and PROM_SNAPPY_PIECE bytes more: room asked for at once beyond
- * that grows it, so writers of long runs ask for them in pieces.
+ * The bytes of one part of a message (a QueryResult), made on demand: the
+ * part is written item by item (a header, a series' labels, a run of
+ * samples) and can stop between any two and go on.
  */
+typedef struct PromProducer PromProducer;
+struct PromProducer
+{
+	/*
+	 * Write whole items into buf, at most room bytes, and return how many
+	 * bytes; 0 only when the next item is larger than room, and then *need
+	 * is its size.  It runs inside snappy, so it must not throw an error.
+	 */
+	Size		(*produce) (PromProducer *producer, char *buf, Size room,
+							Size *need);
+	uint64		remaining;		/* bytes still to be produced */
+};
+
+/* Bytes a producer is asked for at once, unless an item needs more. */
 #define PROM_SNAPPY_PIECE	4096
 
+/*
+ * A snappy-compressed message written from producers (snappy_writer.c).
+ * The output is exactly snappy_compress() of the whole message, which is
+ * never held uncompressed: snappy pulls each 64 kB fragment from the
+ * producers, piece by piece, and the output grows to what it compresses
+ * to.  The output is a bytea whose snappy length prefix is written when the
+ * writer is finished.
+ */
 typedef struct PromSnappyWriter
 {
-	MemoryContext context;		/* where the stage and the output live */
-	char	   *stage;
-	Size		stage_len;
-	Size		stage_size;
+	MemoryContext context;		/* where the output and the pieces live */
 	char	   *out;			/* varlena header, prefix room, elements */
 	Size		out_len;
 	Size		out_size;
-	uint64		total;			/* uncompressed bytes compressed */
-	uint64		expected;		/* uncompressed bytes announced, or 0 */
+	uint64		total;			/* uncompressed bytes taken into fragments */
+	uint64		expected;		/* uncompressed bytes known of the message */
+	char	   *piece;			/* bytes produced, not yet compressed */
+	Size		piece_start;
+	Size		piece_end;
+	Size		piece_size;
+	PromProducer *producer;		/* the part being written */
+	bool		failed;			/* memory could not be had inside snappy */
+	uint64		produce_ticks;	/* ticks spent producing, inside snappy */
 } PromSnappyWriter;
 
 extern void PromSnappyWriterInit(PromSnappyWriter *writer);
-extern void PromSnappyWriterFlush(PromSnappyWriter *writer, Size room);
-extern void PromSnappyWriterExpect(PromSnappyWriter *writer, Size len);
+extern void PromSnappyWriterWrite(PromSnappyWriter *writer,
+								  PromProducer *producer, bool last);
+extern Size PromSnappyWriterBytes(const PromSnappyWriter *writer);
 extern bytea *PromSnappyWriterFinish(PromSnappyWriter *writer);
-
-/* Room for len bytes at the write position; advance by what is written. */
-static inline char *
-PromSnappyWriterRoom(PromSnappyWriter *writer, Size len)
-{
-	if (unlikely(len > writer->stage_size - writer->stage_len))
-		PromSnappyWriterFlush(writer, len);
-	return writer->stage + writer->stage_len;
-}
-
-/* Mark len bytes written at the write position. */
-static inline void
-PromSnappyWriterAdvance(PromSnappyWriter *writer, Size len)
-{
-	Assert(writer->stage_len + len <= writer->stage_size);
-	writer->stage_len += len;
-}
 
 /* protobuf-c allocations in CurrentMemoryContext (wire.c). */
 extern ProtobufCAllocator PromProtobufAllocator;
