@@ -74,29 +74,39 @@ piece_bytes(const PromSnappyWriter *writer)
 }
 
 /*
+ * Reallocate a buffer of the writer to size bytes (at most MaxAllocSize);
+ * false, the buffer as it was, when the memory could not be had.  It does
+ * not throw, so that it may run inside snappy.
+ */
+static bool
+resize_buffer(char **buffer, Size *buffer_size, Size size)
+{
+	char	   *resized = repalloc_extended(*buffer, size, MCXT_ALLOC_NO_OOM);
+
+	if (resized == NULL)
+		return false;
+	*buffer = resized;
+	*buffer_size = size;
+	return true;
+}
+
+/*
  * Give the pieces room for size bytes, keeping the bytes not yet compressed
  * at their start; false when the memory could not be had.  It does not
- * throw, so that it may run inside snappy.
+ * throw.
  */
 static bool
 grow_piece(PromSnappyWriter *writer, Size size)
 {
 	Size		kept = piece_bytes(writer);
-	char	   *grown;
 
 	memmove(writer->piece, writer->piece + writer->piece_start, kept);
 	writer->piece_start = 0;
 	writer->piece_end = kept;
 	if (size <= writer->piece_size)
 		return true;
-	if (size > MaxAllocSize)
-		return false;
-	grown = repalloc_extended(writer->piece, size, MCXT_ALLOC_NO_OOM);
-	if (grown == NULL)
-		return false;
-	writer->piece = grown;
-	writer->piece_size = size;
-	return true;
+	return size <= MaxAllocSize &&
+		resize_buffer(&writer->piece, &writer->piece_size, size);
 }
 
 /*
@@ -191,15 +201,9 @@ grow_output(PromSnappyWriter *writer, Size n)
 	double		rest = (double) (writer->expected - Min(writer->expected,
 														writer->total)) * ratio;
 	Size		size = need + (Size) Min(rest + rest / 16, (double) MaxAllocSize);
-	char	   *grown;
 
-	size = Min(size, MaxAllocSize);
-	grown = repalloc_extended(writer->out, size, MCXT_ALLOC_NO_OOM);
-	if (grown == NULL)
-		return false;
-	writer->out = grown;
-	writer->out_size = size;
-	return true;
+	return resize_buffer(&writer->out, &writer->out_size,
+						 Min(size, MaxAllocSize));
 }
 
 /* Sink: n compressed bytes, in the output's room or in snappy's scratch. */
