@@ -13,11 +13,11 @@
  * (converted to time against the wall clock over the whole call), else with
  * the monotonic clock.  Snappy pulls each 64 kB fragment from the encoder
  * while it compresses, so compression is snappy's time less the encoder's
- * inside it, and encode time the writing time less compression.  Scanning and grouping
- * interleave row by row, so the
- * grouping of one row in eight is timed (less the cost of reading the
- * clock, measured at the start) and the sum scaled by eight; scan time is
- * the executor's time minus grouping.
+ * inside it, and encode time the writing time less compression.  Scanning
+ * and grouping interleave row by row, so the grouping of rows taken at
+ * random, one in eight on average, is timed (less the cost of reading the
+ * clock, measured at the start) and the sum extrapolated by the rows timed;
+ * scan time is the executor's time minus grouping.
  *
  *-------------------------------------------------------------------------
  */

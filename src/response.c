@@ -113,7 +113,8 @@ put_samples(char *p, const PromSampleBlock *block, uint32 from, uint32 n)
 /*
  * The producer of one QueryResult, as field 1 of a ReadResponse, holding
  * the series of a finished set in their order; where it is: in which
- * series, and whether at its labels or in which block of its samples.
+ * series, and in which block of its samples (none yet: at its labels; a
+ * series has a block from its first sample on).
  */
 typedef struct SamplesProducer
 {
@@ -123,8 +124,8 @@ typedef struct SamplesProducer
 	Size		result_size;	/* bytes of the QueryResult */
 	bool		started;		/* is its field header written? */
 	int			next;			/* the series being written */
-	bool		labels_written; /* are its header and labels written? */
-	const PromSampleBlock *block;	/* its block being written, or NULL */
+	const PromSampleBlock *block;	/* its block being written; NULL: its
+									 * header and labels are next */
 	uint32		done;			/* samples of that block written */
 } SamplesProducer;
 
@@ -143,7 +144,7 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 
 	if (!self->started)
 	{
-		Size		size = wire_len_field_size(self->result_size) - self->result_size;
+		Size		size = wire_len_header_size(self->result_size);
 
 		if (size > room)
 		{
@@ -157,7 +158,7 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 	{
 		const PromSeries *series = self->series[self->next];
 
-		if (!self->labels_written)
+		if (self->block == NULL)
 		{
 			PromLabelRef labels[PROM_MAX_LABELS];
 			int			nlabels;
@@ -165,7 +166,7 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 
 			PromPrefetchSeries(self->series, self->next, self->nseries);
 			nlabels = PromSeriesLabels(series, labels);
-			size = 1 + wire_varint_size(series->message_bytes) +
+			size = wire_len_header_size(series->message_bytes) +
 				labels_size(labels, nlabels);
 			if (size > (Size) (end - p))
 			{
@@ -174,7 +175,6 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			}
 			p = wire_put_len_header(p, TIMESERIES_FIELD, series->message_bytes);
 			p = put_labels(p, labels, nlabels);
-			self->labels_written = true;
 			self->block = series->head;
 			self->done = 0;
 		}
@@ -203,7 +203,6 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			self->done += n;
 		}
 		self->next++;
-		self->labels_written = false;
 	}
 	return p - buf;
 }

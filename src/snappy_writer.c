@@ -230,10 +230,9 @@ append_output(void *arg, const char *bytes, size_t n)
 static void
 compress_fragment(PromSnappyWriter *writer, Size len)
 {
-	static const PromSnappyStream stream_callbacks = {
-		peek_input, skip_input, output_room, append_output, NULL
+	PromSnappyStream stream = {
+		peek_input, skip_input, output_room, append_output, writer
 	};
-	PromSnappyStream stream = stream_callbacks;
 	bool		compressed;
 	uint64		begin;
 
@@ -243,7 +242,6 @@ compress_fragment(PromSnappyWriter *writer, Size len)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("remote read response is too large"),
 				 errdetail("A response holds at most 1 GB compressed and 4 GB uncompressed.")));
-	stream.arg = writer;
 	writer->total += len;
 	writer->produce_ticks = 0;
 	begin = PromPhaseBegin();

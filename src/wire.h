@@ -133,11 +133,18 @@ wire_put_fixed64(char *p, uint64 value)
 	return p + 8;
 }
 
+/* Bytes of the one-byte tag and the length of a length-delimited field. */
+static inline Size
+wire_len_header_size(Size len)
+{
+	return 1 + wire_varint_size(len);
+}
+
 /* Bytes of a length-delimited field of a one-byte tag holding len bytes. */
 static inline Size
 wire_len_field_size(Size len)
 {
-	return 1 + wire_varint_size(len) + len;
+	return wire_len_header_size(len) + len;
 }
 
 /* Bytes of a Label message: its name (field 1) and its value (field 2). */
