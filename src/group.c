@@ -82,6 +82,7 @@
  */
 #include "postgres.h"
 
+#include <math.h>
 #include <xxhash.h>
 
 #include "access/detoast.h"
@@ -105,6 +106,7 @@
 /* Sample block capacities: the first, and the cap of the doubling. */
 #define BLOCK_FIRST_CAPACITY	4
 #define BLOCK_MAX_CAPACITY		1024
+#define BLOCK_PAST_SHARE_CAPACITY	16	/* least block past a series' share */
 
 /* Initial slots of a column's table of distinct values. */
 #define VALUE_TABLE_FIRST		16
@@ -874,8 +876,11 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values)
  * by one sample, so that such a series' samples are one block without
  * slack, or, where its chunk ends, a small block that grows in place in the
  * next.  Otherwise a new block is chained: twice as large as the tail, or
- * what remains of the series' share of the rows its source expects (with a
- * sixteenth more) when that is less; for the first block of the newest
+ * what remains of the series' share of the rows its source expects when
+ * that is less, or, once the series holds its share (the estimate was low
+ * for it), an eighth of what it holds (at least BLOCK_PAST_SHARE_CAPACITY),
+ * so that a series a little over its share gets a little more room, not as
+ * much again; for the first block of the newest
  * series, as large as the series made before it is now (which, when each
  * series' rows come together, is all of that series, and this one often
  * has as many samples).
@@ -901,12 +906,15 @@ grow_samples(PromSeriesSet *set, PromSeries *series)
 	else if (tail != NULL)
 	{
 		/* no more than the rest of its share of the expected rows */
-		double		share = layout->expected_rows / layout->nseries;
-		double		rest = share + share / 16 + 1 - series->nsamples;
+		double		share = ceil(layout->expected_rows / layout->nseries);
+		double		rest = share - series->nsamples;
 
 		capacity = Min(tail->capacity * 2, BLOCK_MAX_CAPACITY);
 		if (rest >= 1 && rest < capacity)
 			capacity = Max((uint32) rest, BLOCK_FIRST_CAPACITY);
+		else if (share >= 1 && rest < 1)
+			capacity = Min(capacity, Max((uint32) series->nsamples / 8,
+										 BLOCK_PAST_SHARE_CAPACITY));
 	}
 	else if (set->nseries >= 2 && set->series[set->nseries - 1] == series)
 	{

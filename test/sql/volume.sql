@@ -71,9 +71,11 @@ RESET promread.max_samples;
 
 -- sample blocks are sized by the plan's estimate of the rows: with series
 -- interleaved and statistics that no longer hold, the estimate is far below
--- the rows (a time range past what ANALYZE saw: 1 row for 149,000) or far
--- above them (the range it saw: 119,500 rows for 500), and the answer is
--- still the same as in SQL
+-- the rows (a time range past what ANALYZE saw: 1 row for 149,000), two
+-- fifths of them (a range from the middle of what it saw, 59,750 rows for
+-- 149,750: series pass their share and get blocks of an eighth of what they
+-- hold) or far above them (the range it saw: 119,500 rows for 500), and the
+-- answer is still the same as in SQL
 CREATE TABLE stale (t timestamptz, host text, v float8)
 	WITH (autovacuum_enabled = off);
 INSERT INTO stale
@@ -93,6 +95,7 @@ CREATE FUNCTION stale_check(first timestamptz, last timestamptz,
 			  FROM stale WHERE t BETWEEN first AND last GROUP BY host) e
 		ON e.host = g.labels->>'host' $$;
 SELECT * FROM stale_check('2024-01-01 00:05', '2024-01-03');
+SELECT * FROM stale_check('2024-01-01 00:01:15', '2024-01-03');
 SELECT * FROM stale_check('2024-01-01', '2024-01-01 00:02:15');
 
 -- series whose rows come together, of 1 to 300 samples each in no order of
