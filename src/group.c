@@ -27,9 +27,9 @@
  * whose text labels lie as far from the first as in the image, whose bytes
  * from there are the image's and whose scalar Datums are the image's holds
  * the same labels, and its labels are not read one by one.  An image is
- * taken from the second row of a series (the first that a full comparison
- * finds to belong to the series of the row before), of short inline values
- * only; a layout whose images keep failing to match (a column that changes
+ * taken from the row that makes a series, and from a row that a full
+ * comparison finds to belong to the series of the row before (a series
+ * met again), of short inline values only; a layout whose images keep failing to match (a column that changes
  * on every row lies between two labels) stops taking them, and a layout
  * with name or other by-reference labels takes none.  The full comparison
  * reads every key (a short value is compared in at most two loads, which
@@ -971,7 +971,8 @@ PromMarkUnsorted(PromSeriesSet *set, PromSeries *series)
  * from PromSeriesSetAdd (see the file header).
  */
 static pg_noinline PromSeries *
-series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values)
+series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
+			   const bool *isnull)
 {
 	uint64		hash = hash_row(set, layout);
 	uint32		empty;
@@ -981,6 +982,9 @@ series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values)
 	{
 		series = create_series(set, layout, values);
 		index_series(set, hash, empty);
+		/* the next row is likely the new series' own */
+		if (layout->image.kept)
+			keep_row_image(layout, series, values, isnull);
 	}
 	return series;
 }
@@ -1023,7 +1027,7 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 			if (series == NULL || series->layout != layout ||
 				!keys_equal(layout, series))
 			{
-				series = series_of_keys(set, layout, values);
+				series = series_of_keys(set, layout, values, isnull);
 				if (previous != NULL)
 					previous->successor = series;
 			}
