@@ -36,11 +36,12 @@
  * may overlap, rather than byte by byte).  When series interleave (rows
  * ordered by time), they tend to come round in the same order, so each
  * series remembers which series followed it last time, and that one is
- * compared next.  Otherwise the keys are hashed (one xxHash call over values
- * and lengths, absence included) and looked up in an open-addressing index
- * of the set's series that keeps each hash beside its series; candidates
- * with the same hash are confirmed by a full comparison.  Hashing, the
- * lookup and making a series are a function of their own, not inlined into
+ * compared next.  Otherwise the keys are hashed (an xxHash of each key,
+ * absence included, folded in column order; a column's table of values,
+ * below, looks the key up by the same hash) and looked up in an
+ * open-addressing index of the set's series that keeps each hash beside its
+ * series; candidates with the same hash are confirmed by a full
+ * comparison.  Hashing, the lookup and making a series are a function of their own, not inlined into
  * the per-row path (nor is growing a series' samples): inlined, they made it
  * nearly twice the code, with a larger frame and a stack-protector check on
  * every row (GCC guards a function with a local array, and hashing a value
@@ -197,6 +198,7 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 	layout->name_order = palloc(sizeof(uint16) * Max(ncolumns, 1));
 	layout->key_columns = palloc(sizeof(uint16) * Max(ncolumns, 1));
 	layout->row = palloc0(sizeof(RowKey) * Max(ncolumns, 1));
+	layout->row_hashes = palloc0(sizeof(uint64) * Max(ncolumns, 1));
 	layout->values = palloc0(sizeof(ValueTable) * Max(ncolumns, 1));
 	layout->seed = (uint64) (++set->nlayouts) * UINT64CONST(0x9E3779B97F4A7C15);
 	layout->next = set->layouts;
@@ -562,60 +564,43 @@ keys_equal(const PromLayout *layout, const PromSeries *series)
 	return true;
 }
 
-/* Append one key, length first, to a buffer being hashed. */
-static inline char *
-put_key(char *p, PromLabelKind kind, const RowKey *key)
+/* Hash one key of a column: its bytes, or its Datum; absence included. */
+static inline uint64
+hash_key(PromLabelKind kind, const RowKey *key)
 {
-	memcpy(p, &key->len, sizeof(int32));
-	p += sizeof(int32);
-	if (kind_is_scalar(kind))
+	if (kind_is_scalar(kind) || key->len <= 0)
 	{
-		memcpy(p, &key->key.scalar, sizeof(Datum));
-		p += sizeof(Datum);
+		char		buffer[sizeof(int32) + sizeof(Datum)];
+
+		memcpy(buffer, &key->len, sizeof(int32));
+		memcpy(buffer + sizeof(int32), &key->key.scalar, sizeof(Datum));
+		return XXH3_64bits(buffer, kind_is_scalar(kind) ? sizeof(buffer) :
+						   sizeof(int32));
 	}
-	else if (key->len > 0)
-	{
-		memcpy(p, key->key.bytes, key->len);
-		p += key->len;
-	}
-	return p;
+	return XXH3_64bits_withSeed(key->key.bytes, key->len, key->len);
 }
 
 /*
- * Hash the current row's keys: their lengths (absence included) and bytes
- * are gathered into one buffer and hashed with one xxHash call.
+ * Hash the current row's keys: each key is hashed on its own (a column's
+ * table of values looks its key up by the same hash, kept in
+ * layout->row_hashes), and the hashes are folded in column order, so that
+ * the same values in other columns hash apart.
  */
 static uint64
-hash_row(PromSeriesSet *set, const PromLayout *layout)
+hash_row(const PromLayout *layout)
 {
-	Size		size = 0;
-	char	   *p;
+	uint64		hash = layout->seed;
 	int			k;
 
 	for (k = 0; k < layout->nkeys; k++)
 	{
 		int			i = layout->key_columns[k];
 
-		size += sizeof(int32) + sizeof(Datum);
-		if (!kind_is_scalar(layout->kinds[i]) && layout->row[i].len > 0)
-			size += layout->row[i].len;
+		layout->row_hashes[i] = hash_key(layout->kinds[i], &layout->row[i]);
+		hash = (hash ^ layout->row_hashes[i]) * UINT64CONST(0x9E3779B97F4A7C15);
+		hash ^= hash >> 29;
 	}
-	if (size > set->hash_buffer_size)
-	{
-		set->hash_buffer_size = Max(size, 256);
-		set->hash_buffer = set->hash_buffer ?
-			repalloc(set->hash_buffer, set->hash_buffer_size) :
-			MemoryContextAlloc(set->context, set->hash_buffer_size);
-	}
-	p = set->hash_buffer;
-	for (k = 0; k < layout->nkeys; k++)
-	{
-		int			i = layout->key_columns[k];
-
-		p = put_key(p, layout->kinds[i], &layout->row[i]);
-	}
-	return XXH3_64bits_withSeed(set->hash_buffer, p - set->hash_buffer,
-								layout->seed);
+	return hash;
 }
 
 /*
@@ -699,17 +684,6 @@ print_label(PromSeriesSet *set, PromLayout *layout, int column, Datum value,
 	return copy_label_text(set, layout->names[column], text, *len);
 }
 
-/* Hash one key of a column. */
-static inline uint64
-hash_key(PromLabelKind kind, const RowKey *key)
-{
-	char		buffer[sizeof(int32) + sizeof(Datum)];
-
-	if (kind_is_scalar(kind) || key->len <= 0)
-		return XXH3_64bits(buffer, put_key(buffer, kind, key) - buffer);
-	return XXH3_64bits_withSeed(key->key.bytes, key->len, key->len);
-}
-
 /* A new distinct value of a column, for the current row's key. */
 static PromLabelValue *
 new_value(PromSeriesSet *set, PromLayout *layout, int column,
@@ -784,7 +758,7 @@ column_value(PromSeriesSet *set, PromLayout *layout, int column,
 	if (!table->interning)
 		return new_value(set, layout, column, values);
 
-	hash = hash_key(kind, key);
+	hash = layout->row_hashes[column];
 	slot = (uint32) hash & table->mask;
 	while ((value = table->slots[slot].value) != NULL)
 	{
@@ -974,7 +948,7 @@ static pg_noinline PromSeries *
 series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 			   const bool *isnull)
 {
-	uint64		hash = hash_row(set, layout);
+	uint64		hash = hash_row(layout);
 	uint32		empty;
 	PromSeries *series = find_series(set, layout, hash, &empty);
 

@@ -103,6 +103,7 @@ struct PromLayout
 	double		expected_rows;	/* rows its source's plan expects; 0:
 								 * unknown */
 	RowKey	   *row;			/* the current row's keys, by column */
+	uint64	   *row_hashes;		/* and their hashes, once hashed */
 	RowImage	image;			/* a row of the previous row's series, when
 								 * no key is NAME or BINARY */
 	ValueTable *values;			/* distinct values, by column */
@@ -133,8 +134,6 @@ struct PromSeriesSet
 	uint32		slot_mask;
 
 	PromSeries *last;			/* series of the previous row */
-	char	   *hash_buffer;	/* a row's keys gathered for hashing */
-	Size		hash_buffer_size;
 	int64		nsamples;
 	PromSeries **unsorted;		/* series whose samples need sorting */
 	int			nunsorted;
