@@ -68,8 +68,8 @@
  * samples are one block without slack), then doubling capacities up to 1024
  * samples, but no more than what remains of the series' share of the rows
  * its scan's plan expects (so when series interleave, the last block is not
- * half empty): 16 bytes per sample plus a bounded slack, no per-row
- * allocation.  Each sample stored asks for the next line of its block, so
+ * half empty), and past that share an eighth of what the series holds: 16
+ * bytes per sample plus a bounded slack, no per-row allocation.  Each sample stored asks for the next line of its block, so
  * that interleaved series, whose stores the hardware does not follow, find
  * it in the cache.
  * A series notes whether its samples arrived in strictly increasing time
@@ -956,8 +956,13 @@ series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	{
 		series = create_series(set, layout, values);
 		index_series(set, hash, empty);
-		/* the next row is likely the new series' own */
-		if (layout->image.kept)
+		/*
+		 * the next row is likely the new series' own when the series of the
+		 * row before had rows before it (series whose rows come together),
+		 * not when it was new too (series that interleave, met first)
+		 */
+		if (layout->image.kept &&
+			(set->last == NULL || set->last->nsamples > 1))
 			keep_row_image(layout, series, values, isnull);
 	}
 	return series;
