@@ -27,11 +27,13 @@
  * whose text labels lie as far from the first as in the image, whose bytes
  * from there are the image's and whose scalar Datums are the image's holds
  * the same labels, and its labels are not read one by one.  An image is
- * taken from the row that makes a series, and from a row that a full
- * comparison finds to belong to the series of the row before (a series
- * met again), of short inline values only; a layout whose images keep failing to match (a column that changes
- * on every row lies between two labels) stops taking them, and a layout
- * with name or other by-reference labels takes none.  The full comparison
+ * taken from the row that makes a series after a series of several rows
+ * (so not while interleaving series are met first), and from a row that a
+ * full comparison finds to belong to the series of the row before, of
+ * short inline values only; a layout whose images keep failing to match
+ * (a column that changes on every row lies between two labels) stops
+ * taking them, and a layout with name or other by-reference labels takes
+ * none.  The full comparison
  * reads every key (a short value is compared in at most two loads, which
  * may overlap, rather than byte by byte).  When series interleave (rows
  * ordered by time), they tend to come round in the same order, so each
