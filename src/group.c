@@ -19,35 +19,34 @@
  *
  * The row's keys are first compared with the series of the previous row:
  * rows of one series usually arrive together, and then that comparison is
- * all the row costs.  It is made by *image* when it can: the layout keeps
- * one row of that series as it lay in its tuple, which of its labels are
- * NULL, the bytes from the first present text label's varlena header to the
- * end of the last (the gaps between them included) and the Datums of the
- * enum and other scalar labels.  A row that is NULL where the image is,
- * whose text labels lie as far from the first as in the image, whose bytes
- * from there are the image's and whose scalar Datums are the image's holds
- * the same labels, and its labels are not read one by one.  An image is
- * taken from the row that makes a series after a series of several rows
- * (so not while interleaving series are met first), and from a row that a
- * full comparison finds to belong to the series of the row before, of
- * short inline values only; a layout whose images keep failing to match
- * (a column that changes on every row lies between two labels) stops
- * taking them, and a layout with name or other by-reference labels takes
- * none.  The full comparison
- * reads every key (a short value is compared in at most two loads, which
- * may overlap, rather than byte by byte).  When series interleave (rows
- * ordered by time), they tend to come round in the same order, so each
- * series remembers which series followed it last time, and that one is
- * compared next.  Otherwise the keys are hashed (an xxHash of each key,
- * absence included, folded in column order; a column's table of values,
- * below, looks the key up by the same hash) and looked up in an
- * open-addressing index of the set's series that keeps each hash beside its
- * series; candidates with the same hash are confirmed by a full
- * comparison.  Hashing, the lookup and making a series are a function of their own, not inlined into
- * the per-row path (nor is growing a series' samples): inlined, they made it
- * nearly twice the code, with a larger frame and a stack-protector check on
- * every row (GCC guards a function with a local array, and hashing a value
- * has one), for work done once a series.
+ * all the row costs.  It is made by *image* when it can: the layout keeps one
+ * row of that series as it lay in its tuple, which of its labels are NULL,
+ * the bytes from the first present text label's varlena header to the end of
+ * the last (the gaps between them included) and the Datums of the enum and
+ * other scalar labels.  A row that is NULL where the image is, whose text
+ * labels lie as far from the first as in the image, whose bytes from there
+ * are the image's and whose scalar Datums are the image's holds the same
+ * labels, and its labels are not read one by one.  An image is taken from the
+ * row that makes a series after a series of several rows (so not while
+ * interleaving series are met first), and from a row that a full comparison
+ * finds to belong to the series of the row before, of short inline values
+ * only; a layout whose images keep failing to match (a column that changes
+ * on every row lies between two labels) stops taking them, and a layout with
+ * name or other by-reference labels takes none.  The full comparison reads
+ * every key (a short value is compared in at most two loads, which may
+ * overlap, rather than byte by byte).  When series interleave (rows ordered
+ * by time), they tend to come round in the same order, so each series
+ * remembers which series followed it last time, and that one is compared
+ * next.  Otherwise the keys are hashed (an xxHash of each key, absence
+ * included, folded in column order; a column's table of values, below, looks
+ * the key up by the same hash) and looked up in an open-addressing index of
+ * the set's series that keeps each hash beside its series; candidates with
+ * the same hash are confirmed by a full comparison.  Hashing, the lookup and
+ * making a series are a function of their own, not inlined into the per-row
+ * path (nor is growing a series' samples): inlined, they made it nearly
+ * twice the code, with a larger frame and a stack-protector check on every
+ * row (GCC guards a function with a local array, and hashing a value has
+ * one), for work done once a series.
  *
  * Only when no series matches is a new series created, and put in the
  * index at the empty slot where the lookup's probe ended.  Each of its label
@@ -71,9 +70,9 @@
  * samples, but no more than what remains of the series' share of the rows
  * its scan's plan expects (so when series interleave, the last block is not
  * half empty), and past that share an eighth of what the series holds: 16
- * bytes per sample plus a bounded slack, no per-row allocation.  Each sample stored asks for the next line of its block, so
- * that interleaved series, whose stores the hardware does not follow, find
- * it in the cache.
+ * bytes per sample plus a bounded slack, no per-row allocation.  Each
+ * sample stored asks for the next line of its block, so that interleaved
+ * series, whose stores the hardware does not follow, find it in the cache.
  * A series notes whether its samples arrived in strictly increasing time
  * (only those that did not are sorted when the set is finished) and adds up
  * the bytes of its message in a SAMPLES response (its labels' when it is
@@ -570,15 +569,16 @@ keys_equal(const PromLayout *layout, const PromSeries *series)
 static inline uint64
 hash_key(PromLabelKind kind, const RowKey *key)
 {
-	if (kind_is_scalar(kind) || key->len <= 0)
+	if (kind_is_scalar(kind))
 	{
 		char		buffer[sizeof(int32) + sizeof(Datum)];
 
 		memcpy(buffer, &key->len, sizeof(int32));
 		memcpy(buffer + sizeof(int32), &key->key.scalar, sizeof(Datum));
-		return XXH3_64bits(buffer, kind_is_scalar(kind) ? sizeof(buffer) :
-						   sizeof(int32));
+		return XXH3_64bits(buffer, sizeof(buffer));
 	}
+	if (key->len <= 0)
+		return XXH3_64bits(&key->len, sizeof(int32));
 	return XXH3_64bits_withSeed(key->key.bytes, key->len, key->len);
 }
 
@@ -856,10 +856,10 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values)
  * that is less, or, once the series holds its share (the estimate was low
  * for it), an eighth of what it holds (at least BLOCK_PAST_SHARE_CAPACITY),
  * so that a series a little over its share gets a little more room, not as
- * much again; for the first block of the newest
- * series, as large as the series made before it is now (which, when each
- * series' rows come together, is all of that series, and this one often
- * has as many samples).
+ * much again; for the first block of the newest series, as large as the
+ * series made before it is now (which, when each series' rows come
+ * together, is all of that series, and this one often has as many
+ * samples).
  */
 static pg_noinline PromSampleBlock *
 grow_samples(PromSeriesSet *set, PromSeries *series)
