@@ -589,7 +589,7 @@ hash_key(PromLabelKind kind, const RowKey *key)
  * the same values in other columns hash apart.
  */
 static uint64
-hash_row(const PromLayout *layout)
+hash_row(PromLayout *layout)
 {
 	uint64		hash = layout->seed;
 	int			k;
@@ -881,16 +881,20 @@ grow_samples(PromSeriesSet *set, PromSeries *series)
 	}
 	else if (tail != NULL)
 	{
-		/* no more than the rest of its share of the expected rows */
+		/* a doubling, but no more than the expected rows call for */
 		double		share = ceil(layout->expected_rows / layout->nseries);
 		double		rest = share - series->nsamples;
 
 		capacity = Min(tail->capacity * 2, BLOCK_MAX_CAPACITY);
-		if (rest >= 1 && rest < capacity)
-			capacity = Max((uint32) rest, BLOCK_FIRST_CAPACITY);
-		else if (share >= 1 && rest < 1)
-			capacity = Min(capacity, Max((uint32) series->nsamples / 8,
-										 BLOCK_PAST_SHARE_CAPACITY));
+		if (share >= 1)
+		{
+			/* the rest of its share; once it holds that, an eighth more */
+			uint32		enough = rest >= 1 ?
+				Max((uint32) Min(rest, capacity), BLOCK_FIRST_CAPACITY) :
+				Max((uint32) series->nsamples / 8, BLOCK_PAST_SHARE_CAPACITY);
+
+			capacity = Min(capacity, enough);
+		}
 	}
 	else if (set->nseries >= 2 && set->series[set->nseries - 1] == series)
 	{

@@ -226,6 +226,18 @@ append_output(void *arg, const char *bytes, size_t n)
 	writer->out_len += n;
 }
 
+/* Raise the failure to get memory for the message, outside snappy. */
+static void out_of_memory(void) pg_attribute_noreturn();
+
+static void
+out_of_memory(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OUT_OF_MEMORY),
+			 errmsg("out of memory"),
+			 errdetail("Failed while compressing a remote read response.")));
+}
+
 /* Compress the next len bytes of the message as one fragment. */
 static void
 compress_fragment(PromSnappyWriter *writer, Size len)
@@ -249,10 +261,7 @@ compress_fragment(PromSnappyWriter *writer, Size len)
 	/* the producer's time is encoding, not compression */
 	PromPhaseEnd(PROM_PHASE_COMPRESS, begin + writer->produce_ticks);
 	if (!compressed || writer->failed)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory"),
-				 errdetail("Failed while compressing a remote read response.")));
+		out_of_memory();
 }
 
 /*
@@ -265,16 +274,10 @@ keep_rest(PromSnappyWriter *writer)
 	PromProducer *producer = writer->producer;
 
 	if (!grow_piece(writer, piece_bytes(writer) + producer->remaining))
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory")));
+		out_of_memory();
 	while (producer->remaining > 0)
-	{
 		if (!produce_piece(writer, writer->piece_size - writer->piece_end))
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory")));
-	}
+			out_of_memory();
 }
 
 /*
