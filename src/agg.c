@@ -324,6 +324,27 @@ add_text_series(AggState *state, int nlabels, const PromLabelRef *labels,
 		pfree(DatumGetPointer(datums[i]));
 }
 
+/* The samples of a series of a set, in a palloc'd array. */
+static PromSample *
+series_samples(const PromSeries *series)
+{
+	PromSample *samples = palloc_extended(sizeof(PromSample) *
+										  Max(series->nsamples, 1),
+										  MCXT_ALLOC_HUGE);
+	const PromSampleBlock *block;
+	int64		n = 0;
+
+	for (block = series->head; block != NULL; block = block->next)
+	{
+		uint32		j;
+
+		for (j = 0; j < block->count; j++)
+			samples[n++] = PromBlockSample(block, j);
+	}
+	Assert(n == series->nsamples);
+	return samples;
+}
+
 /* Add every series of another state's set to a state. */
 static void
 merge_state(AggState *into, const AggState *from)
@@ -335,11 +356,11 @@ merge_state(AggState *into, const AggState *from)
 
 	for (i = 0; i < nseries; i++)
 	{
-		const PromSampleBlock *block;
 		int			n = PromSeriesLabels(series[i], labels);
+		PromSample *samples = series_samples(series[i]);
 
-		for (block = series[i]->head; block != NULL; block = block->next)
-			add_text_series(into, n, labels, block->samples, block->count);
+		add_text_series(into, n, labels, samples, series[i]->nsamples);
+		pfree(samples);
 	}
 }
 
@@ -423,9 +444,9 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 	p = put_bytes(p, &(uint32) {nseries}, sizeof(uint32));
 	for (i = 0; i < nseries; i++)
 	{
-		const PromSampleBlock *block;
 		int64		nsamples = series[i]->nsamples;
 		int			n = PromSeriesLabels(series[i], labels);
+		PromSample *samples;
 		int			j;
 
 		p = put_bytes(p, &(uint32) {n}, sizeof(uint32));
@@ -437,8 +458,9 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 			p = put_bytes(p, labels[j].value, labels[j].value_len);
 		}
 		p = put_bytes(p, &nsamples, sizeof(int64));
-		for (block = series[i]->head; block != NULL; block = block->next)
-			p = put_bytes(p, block->samples, sizeof(PromSample) * block->count);
+		samples = series_samples(series[i]);
+		p = put_bytes(p, samples, sizeof(PromSample) * nsamples);
+		pfree(samples);
 	}
 	Assert(p == (char *) result + size);
 	PG_RETURN_BYTEA_P(result);

@@ -229,13 +229,19 @@ ordinary_chunk_size(const PromArena *arena, Size size)
 			   ARENA_UNEXPECTED_CHUNK_SIZE);
 }
 
-/* Allocate MAXALIGNed memory that lives as long as the arena. */
+/*
+ * Allocate MAXALIGNed memory that lives as long as the arena.  The size is
+ * not rounded up: the allocation ends where asked, so that it can be grown
+ * in place by any number of bytes, and the next allocation begins at the
+ * next MAXALIGNed address.
+ */
 void *
 PromArenaAlloc(PromArena *arena, Size size)
 {
+	Size		pad = TYPEALIGN(MAXIMUM_ALIGNOF, (uintptr_t) arena->next) -
+		(uintptr_t) arena->next;
 	void	   *result;
 
-	size = MAXALIGN(size);
 	if (size > LARGE_ALLOCATION)
 	{
 		/* a large request gets a chunk of its own */
@@ -243,17 +249,18 @@ PromArenaAlloc(PromArena *arena, Size size)
 			elog(ERROR, "invalid promread allocation of %zu bytes", size);
 		return (char *) take_chunk(arena, CHUNK_HEADER + size) + CHUNK_HEADER;
 	}
-	if (size > arena->left)
+	if (pad + size > arena->left)
 	{
 		ArenaChunk *chunk = take_chunk(arena, ordinary_chunk_size(arena, size));
 
 		arena->next = (char *) chunk + CHUNK_HEADER;
 		arena->left = chunk->size - CHUNK_HEADER;
+		pad = 0;
 	}
-	result = arena->next;
-	arena->next += size;
-	arena->left -= size;
-	arena->used += size;
+	result = arena->next + pad;
+	arena->next += pad + size;
+	arena->left -= pad + size;
+	arena->used += pad + size;
 	return result;
 }
 
@@ -265,13 +272,12 @@ PromArenaIsNewest(const PromArena *arena, const void *end)
 }
 
 /*
- * Grow the newest allocation by size bytes (a multiple of MAXALIGN) in
- * place, if its chunk has room; tells whether it did.
+ * Grow the newest allocation by size bytes in place, if its chunk has room;
+ * tells whether it did.
  */
 bool
 PromArenaExtend(PromArena *arena, Size size)
 {
-	Assert(size == MAXALIGN(size));
 	if (size > arena->left)
 		return false;
 	arena->next += size;
@@ -292,7 +298,7 @@ PromArenaFree(PromArena *arena, void *pointer, Size size)
 	ArenaChunk *chunk = (ArenaChunk *) ((char *) pointer - CHUNK_HEADER);
 	ArenaChunk **link;
 
-	if (MAXALIGN(size) <= LARGE_ALLOCATION)
+	if (size <= LARGE_ALLOCATION)
 		return;
 	for (link = &arena->chunks; *link != chunk; link = &(*link)->next)
 		if (*link == NULL)

@@ -255,24 +255,24 @@ encode_chunk(SampleCursor *cursor, uint8 *out, int64 *min_t, int64 *max_t)
 	w.nacc = 0;
 	while (n < XOR_CHUNK_SAMPLES && cursor_has_more(cursor))
 	{
-		const PromSample *sample = &cursor->block->samples[cursor->index++];
-		uint64		bits = wire_double_bits(sample->v);
+		PromSample	sample = PromBlockSample(cursor->block, cursor->index++);
+		uint64		bits = wire_double_bits(sample.v);
 
 		PromPrefetchSamples(cursor->block->samples, cursor->index,
 							cursor->block->count);
 
 		if (n == 0)
 		{
-			uint64		t = (uint64) sample->t;
+			uint64		t = (uint64) sample.t;
 
 			/* zigzag varint of the time, then the value's bits */
-			put_uvarint(&w, (t << 1) ^ (sample->t < 0 ? ~UINT64CONST(0) : 0));
+			put_uvarint(&w, (t << 1) ^ (sample.t < 0 ? ~UINT64CONST(0) : 0));
 			put_bits64(&w, bits, 64);
-			*min_t = sample->t;
+			*min_t = sample.t;
 		}
 		else
 		{
-			uint64		delta = (uint64) sample->t - (uint64) prev_t;
+			uint64		delta = (uint64) sample.t - (uint64) prev_t;
 
 			if (n == 1)
 				put_uvarint(&w, delta);
@@ -281,7 +281,7 @@ encode_chunk(SampleCursor *cursor, uint8 *out, int64 *min_t, int64 *max_t)
 			put_xor(&w, bits ^ prev_bits, &leading, &trailing);
 			prev_delta = delta;
 		}
-		prev_t = sample->t;
+		prev_t = sample.t;
 		prev_bits = bits;
 		n++;
 	}

@@ -69,8 +69,10 @@
  * samples are one block without slack), then doubling capacities up to 1024
  * samples, but no more than what remains of the series' share of the rows
  * its scan's plan expects (so when series interleave, the last block is not
- * half empty), and past that share an eighth of what the series holds: 16
- * bytes per sample plus a bounded slack, no per-row allocation.  Each
+ * half empty), and past that share an eighth of what the series holds: 12
+ * bytes per sample (a block stores each sample's time as an offset from a
+ * base of its own, and starts anew when a time is more than 24.8 days from
+ * it) plus a bounded slack, no per-row allocation.  Each
  * sample stored asks for the next line of its block, so that interleaved
  * series, whose stores the hardware does not follow, find it in the cache.
  * A series notes whether its samples arrived in strictly increasing time
@@ -93,17 +95,6 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "wire.h"
-
-/*
- * Samples to a cache line.  When series interleave, each row's sample goes
- * to another series' block, and the hardware's prefetcher, which follows a
- * few streams of stores, does not follow a thousand: every fourth row of a
- * series would store into a line not in the cache, a miss whose cost shows
- * as a slower executor.  So each sample stored asks for the line after its
- * own, which the series' next rows fill (the address may lie past the
- * block, which only wastes the request: a prefetch does not fault).
- */
-#define SAMPLES_PER_LINE		(PROM_CACHE_LINE / sizeof(PromSample))
 
 /* Sample block capacities: the first, and the cap of the doubling. */
 #define BLOCK_FIRST_CAPACITY	4
@@ -846,12 +837,13 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values)
 }
 
 /*
- * Make room for a sample of a series whose tail block is full, or which has
- * none.  A tail block that is the newest allocation of the arena (the series
- * of the rows before, when each series' rows come together) grows in place
- * by one sample, so that such a series' samples are one block without
- * slack, or, where its chunk ends, a small block that grows in place in the
- * next.  Otherwise a new block is chained: twice as large as the tail, or
+ * Make room for a sample of time t of a series whose tail block is full or
+ * cannot hold t (more than 24.8 days from its base), or which has none; a
+ * new block's base is t.  A full tail block that can hold t and is the
+ * newest allocation of the arena (the series of the rows before, when each
+ * series' rows come together) grows in place by one sample, so that such a
+ * series' samples are one block without slack, or, where its chunk ends, a
+ * small block that grows in place in the next.  Otherwise a new block is chained: twice as large as the tail, or
  * what remains of the series' share of the rows its source expects when
  * that is less, or, once the series holds its share (the estimate was low
  * for it), an eighth of what it holds (at least BLOCK_PAST_SHARE_CAPACITY),
@@ -862,17 +854,16 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values)
  * samples).
  */
 static pg_noinline PromSampleBlock *
-grow_samples(PromSeriesSet *set, PromSeries *series)
+grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
 {
 	const PromLayout *layout = series->layout;
 	PromSampleBlock *tail = series->tail;
 	uint32		capacity = BLOCK_FIRST_CAPACITY;
-	PromSampleBlock *block;
 
-	if (tail != NULL &&
+	if (tail != NULL && PromBlockHolds(tail, t) &&
 		PromArenaIsNewest(set->arena, &tail->samples[tail->capacity]))
 	{
-		if (PromArenaExtend(set->arena, sizeof(PromSample)))
+		if (PromArenaExtend(set->arena, sizeof(PromStoredSample)))
 		{
 			tail->capacity++;
 			return tail;
@@ -904,13 +895,26 @@ grow_samples(PromSeriesSet *set, PromSeries *series)
 		capacity = Min(Max(previous, BLOCK_FIRST_CAPACITY),
 					   BLOCK_MAX_CAPACITY);
 	}
-	block = arena_alloc(set, offsetof(PromSampleBlock, samples) +
-						sizeof(PromSample) * capacity);
+	return PromChainBlock(set, series, capacity, t);
+}
+
+/*
+ * Chain an empty block for the given number of samples, based at the given
+ * time, to a series' blocks.
+ */
+PromSampleBlock *
+PromChainBlock(PromSeriesSet *set, PromSeries *series, uint32 capacity,
+			   int64 base)
+{
+	PromSampleBlock *block = arena_alloc(set, offsetof(PromSampleBlock, samples) +
+										 sizeof(PromStoredSample) * capacity);
+
 	block->next = NULL;
+	block->base = base;
 	block->count = 0;
 	block->capacity = capacity;
-	if (tail != NULL)
-		tail->next = block;
+	if (series->tail != NULL)
+		series->tail->next = block;
 	else
 		series->head = block;
 	series->tail = block;
@@ -929,7 +933,7 @@ PromLayoutExpectRows(PromSeriesSet *set, PromLayout *layout, double rows)
 	layout->expected_rows = rows;
 	PromArenaExpect(set->arena,
 					(Size) Min(rows, (double) MaxAllocHugeSize / 32) *
-					sizeof(PromSample) * 17 / 16);
+					sizeof(PromStoredSample) * 17 / 16);
 }
 
 /*
@@ -1022,15 +1026,24 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 
 	/* the tail block is never empty: it is made for a sample */
 	block = series->tail;
-	if (block != NULL && t <= block->samples[block->count - 1].t &&
+	if (block != NULL && t <= PromBlockTime(block, block->count - 1) &&
 		!series->needs_sort)
 		PromMarkUnsorted(set, series);
-	if (unlikely(block == NULL || block->count == block->capacity))
-		block = grow_samples(set, series);
-	block->samples[block->count].t = t;
-	block->samples[block->count].v = v;
-	/* the line after this sample's, which the series' next rows fill */
-	__builtin_prefetch(&block->samples[block->count + SAMPLES_PER_LINE], 1);
+	if (unlikely(block == NULL || block->count == block->capacity ||
+				 !PromBlockHolds(block, t)))
+		block = grow_samples(set, series, t);
+	PromBlockStore(block, block->count, t, v);
+
+	/*
+	 * When series interleave, each row's sample goes to another series'
+	 * block, and the hardware's prefetcher, which follows a few streams of
+	 * stores, does not follow a thousand: every fifth row of a series would
+	 * store into a line not in the cache, a miss whose cost shows as a
+	 * slower executor.  So each sample stored asks for the line after its
+	 * own, which the series' next rows fill (the address may lie past the
+	 * block, which only wastes the request: a prefetch does not fault).
+	 */
+	__builtin_prefetch((char *) &block->samples[block->count] + PROM_CACHE_LINE, 1);
 	block->count++;
 	series->nsamples++;
 	series->message_bytes += WIRE_SAMPLE_FIELD_SIZE(t, v);

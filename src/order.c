@@ -516,8 +516,10 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 								 sizeof(PromSample) * series->nsamples);
 	for (block = series->head; block != NULL; block = block->next)
 	{
-		memcpy(samples + n, block->samples, sizeof(PromSample) * block->count);
-		n += block->count;
+		uint32		j;
+
+		for (j = 0; j < block->count; j++)
+			samples[n++] = PromBlockSample(block, j);
 	}
 	Assert(n == series->nsamples);
 	merge_sort_samples(samples, tmp, n);
@@ -531,13 +533,26 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 		samples[kept++] = samples[i];
 	}
 
-	/* refill the blocks in order; blocks left over become empty */
+	/*
+	 * Refill the blocks in order, each based at its first sample's time; a
+	 * block that cannot hold the next time leaves the rest of its room
+	 * unused, and where the blocks run out (they held samples further apart)
+	 * one more is chained.  Blocks left over become empty.
+	 */
 	i = 0;
 	for (block = series->head; block != NULL; block = block->next)
 	{
-		block->count = Min((int64) block->capacity, kept - i);
-		memcpy(block->samples, samples + i, sizeof(PromSample) * block->count);
-		i += block->count;
+		block->count = 0;
+		if (i < kept)
+			block->base = samples[i].t;
+		while (i < kept && block->count < block->capacity &&
+			   PromBlockHolds(block, samples[i].t))
+		{
+			PromBlockStore(block, block->count++, samples[i].t, samples[i].v);
+			i++;
+		}
+		if (block->next == NULL && i < kept)
+			PromChainBlock(set, series, (uint32) (kept - i), samples[i].t);
 	}
 	message_bytes = PromSeriesLabelsSize(series);
 	for (i = 0; i < kept; i++)

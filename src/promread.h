@@ -129,14 +129,65 @@ typedef struct PromSample
 	double		v;
 } PromSample;
 
-/* A run of samples of one series; a series owns a chain of them. */
+/*
+ * A sample as a block stores it, in 12 bytes rather than 16: its time as a
+ * signed offset in ms from the block's base, its value's bytes (unaligned,
+ * read by memcpy).
+ */
+typedef struct PromStoredSample
+{
+	int32		dt;
+	char		value[sizeof(double)];
+} PromStoredSample;
+
+/*
+ * A run of samples of one series; a series owns a chain of them.  Every
+ * sample of a block lies within an int32 of milliseconds (24.8 days) of the
+ * block's base, counted modulo 2^64 so that no time overflows.
+ */
 typedef struct PromSampleBlock
 {
 	struct PromSampleBlock *next;
+	int64		base;			/* time its samples are offsets from */
 	uint32		count;
 	uint32		capacity;
-	PromSample	samples[FLEXIBLE_ARRAY_MEMBER];
+	PromStoredSample samples[FLEXIBLE_ARRAY_MEMBER];
 } PromSampleBlock;
+
+/* The time of sample i of a block. */
+static inline int64
+PromBlockTime(const PromSampleBlock *block, uint32 i)
+{
+	return (int64) ((uint64) block->base + (uint64) (int64) block->samples[i].dt);
+}
+
+/* Sample i of a block. */
+static inline PromSample
+PromBlockSample(const PromSampleBlock *block, uint32 i)
+{
+	PromSample	sample;
+
+	sample.t = PromBlockTime(block, i);
+	memcpy(&sample.v, block->samples[i].value, sizeof(double));
+	return sample;
+}
+
+/* Can a block of this base hold a sample of time t? */
+static inline bool
+PromBlockHolds(const PromSampleBlock *block, int64 t)
+{
+	return (uint64) t - (uint64) block->base + (UINT64CONST(1) << 31) <
+		(UINT64CONST(1) << 32);
+}
+
+/* Store a sample at place i of a block that can hold its time. */
+static inline void
+PromBlockStore(PromSampleBlock *block, uint32 i, int64 t, double v)
+{
+	Assert(PromBlockHolds(block, t));
+	block->samples[i].dt = (int32) (uint32) ((uint64) t - (uint64) block->base);
+	memcpy(block->samples[i].value, &v, sizeof(double));
+}
 
 /* How the engine reads, compares and prints one label column. */
 typedef enum PromLabelKind
@@ -246,7 +297,7 @@ PromPrefetchSeries(PromSeries *const *series, int i, int nseries)
 #define PROM_SAMPLES_AHEAD	32
 
 static pg_attribute_always_inline void
-PromPrefetchSamples(const PromSample *samples, uint32 i, uint32 count)
+PromPrefetchSamples(const PromStoredSample *samples, uint32 i, uint32 count)
 {
 	if (i + PROM_SAMPLES_AHEAD < count)
 		__builtin_prefetch(&samples[i + PROM_SAMPLES_AHEAD]);

@@ -90,21 +90,21 @@ put_samples(char *p, const PromSampleBlock *block, uint32 from, uint32 n)
 
 	for (i = from; i < from + n; i++)
 	{
-		const PromSample *sample = &block->samples[i];
-		uint64		bits = wire_double_bits(sample->v);
+		PromSample	sample = PromBlockSample(block, i);
+		uint64		bits = wire_double_bits(sample.v);
 
 		PromPrefetchSamples(block->samples, i, block->count);
 		*p++ = (char) WIRE_TAG(SAMPLES_FIELD, WIRE_LEN);
-		*p++ = (char) wire_sample_size(sample->t, sample->v);
+		*p++ = (char) wire_sample_size(sample.t, sample.v);
 		if (bits != 0)
 		{
 			*p++ = (char) WIRE_TAG(SAMPLE_VALUE_FIELD, WIRE_FIXED64);
 			p = wire_put_fixed64(p, bits);
 		}
-		if (sample->t != 0)
+		if (sample.t != 0)
 		{
 			*p++ = (char) WIRE_TAG(SAMPLE_TIME_FIELD, WIRE_VARINT);
-			p = wire_put_varint(p, (uint64) sample->t);
+			p = wire_put_varint(p, (uint64) sample.t);
 		}
 	}
 	return p;

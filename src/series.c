@@ -187,12 +187,12 @@ prom_series(PG_FUNCTION_ARGS)
 			PromPrefetchNextBlock(block);
 			for (j = 0; j < block->count; j++, k++)
 			{
-				int64		ts = timestamp_of_ms(block->samples[j].t);
+				int64		ts = timestamp_of_ms(PromBlockTime(block, j));
 
 				PromPrefetchSamples(block->samples, j, block->count);
 
 				memcpy(ts_data + k * 8, &ts, 8);
-				memcpy(value_data + k * 8, &block->samples[j].v, 8);
+				memcpy(value_data + k * 8, block->samples[j].value, 8);
 			}
 		}
 		values[0] = JsonbPGetDatum(labels_jsonb(series[i]));

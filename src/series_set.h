@@ -159,6 +159,8 @@ compare_bytes(const char *a, int alen, const char *b, int blen)
 /* group.c */
 extern void PromSeriesSetNotePeak(const PromSeriesSet *set);
 extern void PromMarkUnsorted(PromSeriesSet *set, PromSeries *series);
+extern PromSampleBlock *PromChainBlock(PromSeriesSet *set, PromSeries *series,
+									   uint32 capacity, int64 base);
 
 /* The bytes of a series as a field of a SAMPLES QueryResult. */
 static inline Size

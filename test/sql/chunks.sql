@@ -374,6 +374,15 @@ SELECT prom_read_response_json(prom_remote_read(prom_read_request('ch_rr_values'
 	'2024-01-01', '2024-01-02', '{streamed_xor_chunks}')));
 SELECT ch_same(ARRAY['ch_rr_big']);
 SELECT ch_same(ARRAY['ch_rr{host="a"}'], '-infinity', 'infinity');
+-- times far apart (more than a sample block reaches) and at the ends of a
+-- bigint column's range, out of order
+CREATE TABLE ch_rr_far (ms bigint, host text, v float8);
+INSERT INTO ch_rr_far
+	SELECT (ARRAY[-9223372036854775808, -4294967296, 0, 2147483648,
+			9223372036853000000])[1 + i % 5] + i * 1000, 'h' || i % 2, i
+	FROM generate_series(0, 999) i;
+SELECT prom_register('ch_rr_far', time_column => 'ms');
+SELECT ch_same(ARRAY['ch_rr_far'], '-infinity', 'infinity');
 SELECT ch_same_raw(decode(repeat('0a00', 1000), 'hex'));
 SELECT ch_same_raw('\x0a' || ch_put_varint(2000) || decode(repeat('1a00', 1000), 'hex'));
 -- label names holding a NUL (NEQ, then EQ)
@@ -433,7 +442,7 @@ SELECT ch_decode(ch_frame(ch_message('x', 0, 0, 2, '\x0001')));
 SELECT ch_decode('\xff');
 SELECT ch_decode('\x0a000000000000');
 
-DROP TABLE golden, ch_b, ch_rr, ch_rr_other, ch_rr_values, ch_rr_big, ch_stream;
+DROP TABLE golden, ch_b, ch_rr, ch_rr_other, ch_rr_values, ch_rr_big, ch_rr_far, ch_stream;
 DROP TYPE ch_rr_env;
 DROP FUNCTION ch_varint, ch_put_varint, ch_int64, ch_fields, ch_crc32c, ch_frames,
 	ch_int, ch_len, ch_frame, ch_message, ch_try, ch_headers, ch_snappy, ch_compare,

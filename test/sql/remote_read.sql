@@ -202,7 +202,15 @@ SELECT prom_read_response_json(prom_remote_read(snappy(
 	'\x0a2410ffffffffffffffff7f1a0e12085f5f6e616d655f5f1a0272721a0812036100621a0162')));
 -- the widest time range is clamped to PostgreSQL's
 SELECT rr_read(ARRAY['rr{host="a"}'], '-infinity', 'infinity');
+-- times of a bigint column at the ends of its range and between, out of
+-- order, in one series: every one exact and in order
+CREATE TABLE rr_far (ms bigint, v float8);
+INSERT INTO rr_far VALUES (9223372036854775000, 1), (-9223372036854775000, 2),
+	(0, 3), (2147483647, 4), (-2147483648, 5), (9223372036854775807, 6),
+	(-9223372036854775808, 7), (-1, 8);
+SELECT prom_register('rr_far', time_column => 'ms');
+SELECT rr_read(ARRAY['rr_far'], '-infinity', 'infinity');
 
-DROP TABLE rr, rr_other, rr_values, rr_big;
+DROP TABLE rr, rr_other, rr_values, rr_big, rr_far;
 DROP FUNCTION rr_read, snappy, varint, try_read;
 DROP TYPE rr_env;

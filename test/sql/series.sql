@@ -75,6 +75,33 @@ INSERT INTO m VALUES
 	('2024-01-01 00:00:00', 'a', NULL, NULL, 0);
 SELECT ts, value FROM prom_series('m', '2024-01-01', '2024-01-02');
 
+-- a block of samples reaches 2^31 ms (24.8 days) either side of its first
+-- sample's time: samples at and past that reach, in order and out of order
+-- (sorting packs them into blocks anew, here into more than they were in),
+-- come back exact and in order
+TRUNCATE m;
+INSERT INTO m SELECT 'epoch'::timestamptz + ms * interval '1 ms', 'c', NULL, NULL, v
+	FROM (VALUES (0, 1), (2147483647, 2), (-2147483648, 3), (1, 4)) s(ms, v);
+INSERT INTO m SELECT 'epoch'::timestamptz + ms * interval '1 ms', 'a', NULL, NULL, v
+	FROM (VALUES (0, 1), (2147483647, 2), (-2147483648, 3), (2147483648, 4),
+		(-2147483649, 5), (4294967295, 6), (1, 7)) s(ms, v);
+INSERT INTO m SELECT 'epoch'::timestamptz + ms * interval '1 ms', 'b', NULL, NULL, v
+	FROM (VALUES (0, 1), (2147483647, 2), (2147483648, 3), (4294967295, 4),
+		(4294967296, 5)) s(ms, v);
+SELECT labels->>'host' AS host, ts, value
+FROM prom_series('m', '-infinity', 'infinity');
+-- series that interleave, each cycling through three times of year
+TRUNCATE m;
+INSERT INTO m
+	SELECT (ARRAY['1970-01-01', '2024-01-01', '2024-01-25 20:31:23.647'])[1 + i % 3]::timestamptz
+		+ i * interval '1 s', h, NULL, NULL, i
+	FROM generate_series(1, 300) i, unnest(ARRAY['a', 'b']) h
+	ORDER BY i, h;
+SELECT labels->>'host' AS host, cardinality(ts) AS samples,
+	ts = (SELECT array_agg(t ORDER BY t) FROM m WHERE host = s.labels->>'host') AS times,
+	value = (SELECT array_agg(v ORDER BY t) FROM m WHERE host = s.labels->>'host') AS values
+FROM prom_series('m', '-infinity', 'infinity') s;
+
 -- the time range holds both ends at millisecond precision
 TRUNCATE m;
 INSERT INTO m VALUES
