@@ -242,7 +242,7 @@ PromArenaAlloc(PromArena *arena, Size size)
 		(uintptr_t) arena->next;
 	void	   *result;
 
-	if (size > LARGE_ALLOCATION)
+	if (PromArenaIsLarge(size))
 	{
 		/* a large request gets a chunk of its own */
 		if (size > MaxAllocHugeSize)
@@ -298,7 +298,7 @@ PromArenaFree(PromArena *arena, void *pointer, Size size)
 	ArenaChunk *chunk = (ArenaChunk *) ((char *) pointer - CHUNK_HEADER);
 	ArenaChunk **link;
 
-	if (size <= LARGE_ALLOCATION)
+	if (!PromArenaIsLarge(size))
 		return;
 	for (link = &arena->chunks; *link != chunk; link = &(*link)->next)
 		if (*link == NULL)
@@ -307,6 +307,13 @@ PromArenaFree(PromArena *arena, void *pointer, Size size)
 	arena->bytes -= chunk->size;
 	chunk->next = NULL;
 	release_chunks(chunk);
+}
+
+/* Does an allocation of this size get a chunk of its own (and go back when freed)? */
+bool
+PromArenaIsLarge(Size size)
+{
+	return size > LARGE_ALLOCATION;
 }
 
 /* Bytes of memory the arena holds. */

@@ -52,9 +52,10 @@
  * index at the empty slot where the lookup's probe ended.  Each of its label
  * values is looked up in its column's table of distinct values, and only a
  * value not seen before is copied into the set's arena, validated as UTF-8
- * and turned into its label text: an enum value through a per-backend cache
- * of the enum's labels (enum_cache.c), another type through its output
- * function.  So a label repeated across series (a datacenter, an
+ * and turned into its label text: a text value is its own label text, kept
+ * in the same allocation as the value (16 bytes and the text), an enum value
+ * through a per-backend cache of the enum's labels (enum_cache.c), another
+ * type through its output function.  So a label repeated across series (a datacenter, an
  * environment) is stored and converted once, and series point to it.  A
  * column whose values turn out to be nearly all distinct (a host name per
  * series) stops being looked up, and each new series gets its own value.
@@ -119,11 +120,9 @@ PromSeriesSetCreate(MemoryContext context)
 											 ALLOCSET_SMALL_SIZES);
 	set->arena = PromArenaCreate(setcxt);
 	set->series_capacity = 64;
-	set->series = PromArenaAlloc(set->arena,
-								 sizeof(PromSeries *) * set->series_capacity);
+	set->series = set_alloc_array(set, sizeof(PromSeries *) * set->series_capacity);
 	set->slot_mask = 127;
-	set->slots = PromArenaAlloc(set->arena,
-								sizeof(SeriesSlot) * (set->slot_mask + 1));
+	set->slots = set_alloc_array(set, sizeof(SeriesSlot) * (set->slot_mask + 1));
 	memset(set->slots, 0, sizeof(SeriesSlot) * (set->slot_mask + 1));
 	return set;
 }
@@ -142,21 +141,27 @@ kind_is_scalar(PromLabelKind kind)
 	return kind == PROM_LABEL_ENUM || kind == PROM_LABEL_SCALAR;
 }
 
-/* Copy bytes into the arena, checking that they are valid UTF-8. */
-static const char *
-copy_label_text(PromSeriesSet *set, const char *label_name,
-				const char *bytes, int len)
+/* Copy a label's bytes and a NUL to copy, checking that they are UTF-8. */
+static void
+put_label_text(char *copy, const char *label_name, const char *bytes, int len)
 {
-	char	   *copy;
-
 	if (!PromIsValidUtf8(bytes, len))
 		ereport(ERROR,
 				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
 				 errmsg("value of label \"%s\" is not valid UTF-8",
 						label_name)));
-	copy = arena_alloc(set, len + 1);
 	memcpy(copy, bytes, len);
 	copy[len] = '\0';
+}
+
+/* Copy a label's bytes into the arena, checking that they are UTF-8. */
+static const char *
+copy_label_text(PromSeriesSet *set, const char *label_name,
+				const char *bytes, int len)
+{
+	char	   *copy = arena_alloc(set, len + 1);
+
+	put_label_text(copy, label_name, bytes, len);
 	return copy;
 }
 
@@ -216,7 +221,7 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 		}
 
 		table->mask = VALUE_TABLE_FIRST - 1;
-		table->slots = arena_alloc(set, sizeof(ValueSlot) * VALUE_TABLE_FIRST);
+		table->slots = set_alloc_array(set, sizeof(ValueSlot) * VALUE_TABLE_FIRST);
 		memset(table->slots, 0, sizeof(ValueSlot) * VALUE_TABLE_FIRST);
 		table->interning = true;
 		if (kinds[i] == PROM_LABEL_CONST)
@@ -343,15 +348,18 @@ bytes_equal(const char *a, const char *b, int32 len)
 	return true;
 }
 
-/* Are two keys of a column of the given kind equal? */
+/* Is a row's key of a column of the given kind a value of that column? */
 static inline bool
-key_equal(PromLabelKind kind, const RowKey *a, const RowKey *b)
+key_matches(PromLabelKind kind, const RowKey *key, const PromLabelValue *value)
 {
-	if (a->len != b->len)
+	if (kind == PROM_LABEL_TEXT || kind == PROM_LABEL_NAME)
+		return key->len == value->text_len &&
+			bytes_equal(key->key.bytes, value->text, key->len);
+	if (key->len != value->key.len)
 		return false;
 	if (kind_is_scalar(kind))
-		return a->len < 0 || a->key.scalar == b->key.scalar;
-	return bytes_equal(a->key.bytes, b->key.bytes, a->len);
+		return key->len < 0 || key->key.scalar == value->key.key.scalar;
+	return bytes_equal(key->key.bytes, value->key.key.bytes, key->len);
 }
 
 /*
@@ -382,7 +390,7 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 		row[i].len = len;
 		row[i].key.bytes = bytes;
 		if (equal)
-			equal = key_equal(PROM_LABEL_TEXT, &row[i], &previous->values[i]->key);
+			equal = key_matches(PROM_LABEL_TEXT, &row[i], previous->values[i]);
 	}
 	for (; k < scalar_end; k++)
 	{
@@ -393,7 +401,7 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 		row[i].len = len;
 		row[i].key.scalar = scalar;
 		if (equal)
-			equal = key_equal(PROM_LABEL_SCALAR, &row[i], &previous->values[i]->key);
+			equal = key_matches(PROM_LABEL_SCALAR, &row[i], previous->values[i]);
 	}
 	for (; k < layout->nkeys; k++)
 	{
@@ -421,7 +429,7 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 				layout->typlens[i] : (int32) strlen(key->key.bytes);
 		}
 		if (equal)
-			equal = key_equal(layout->kinds[i], key, &previous->values[i]->key);
+			equal = key_matches(layout->kinds[i], key, previous->values[i]);
 	}
 	return equal;
 }
@@ -550,7 +558,7 @@ keys_equal(const PromLayout *layout, const PromSeries *series)
 	{
 		int			i = layout->key_columns[k];
 
-		if (!key_equal(layout->kinds[i], &layout->row[i], &series->values[i]->key))
+		if (!key_matches(layout->kinds[i], &layout->row[i], series->values[i]))
 			return false;
 	}
 	return true;
@@ -651,12 +659,12 @@ index_series(PromSeriesSet *set, uint64 hash, uint32 empty)
 		uint32		i;
 
 		set->slot_mask = old_size * 2 - 1;
-		set->slots = arena_alloc(set, sizeof(SeriesSlot) * old_size * 2);
+		set->slots = set_alloc_array(set, sizeof(SeriesSlot) * old_size * 2);
 		memset(set->slots, 0, sizeof(SeriesSlot) * old_size * 2);
 		for (i = 0; i < old_size; i++)
 			if (old_slots[i].number != 0)
 				put_slot(set->slots, set->slot_mask, old_slots[i]);
-		PromArenaFree(set->arena, old_slots, sizeof(SeriesSlot) * old_size);
+		set_free_array(set, old_slots, sizeof(SeriesSlot) * old_size);
 		put_slot(set->slots, set->slot_mask, entry);
 	}
 	else
@@ -684,22 +692,30 @@ new_value(PromSeriesSet *set, PromLayout *layout, int column,
 {
 	PromLabelKind kind = layout->kinds[column];
 	const RowKey *key = &layout->row[column];
-	PromLabelValue *value = arena_alloc(set, sizeof(PromLabelValue));
+	PromLabelValue *value;
 
+	if (kind == PROM_LABEL_TEXT || kind == PROM_LABEL_NAME)
+	{
+		/* its text, which is its key, after it (absent: empty) */
+		char	   *text;
+
+		value = arena_alloc(set, TEXT_VALUE_SIZE(key->len));
+		text = (char *) value + offsetof(PromLabelValue, key);
+		put_label_text(text, layout->names[column], key->key.bytes, key->len);
+		value->text = text;
+		value->text_len = key->len;
+		value->ordinal = 0;
+		return value;
+	}
+
+	value = arena_alloc(set, sizeof(PromLabelValue));
 	memset(value, 0, sizeof(PromLabelValue));
 	value->key = *key;
 	switch (kind)
 	{
 		case PROM_LABEL_TEXT:
 		case PROM_LABEL_NAME:
-			if (key->len > 0)
-			{
-				value->key.key.bytes = copy_label_text(set, layout->names[column],
-													   key->key.bytes, key->len);
-				value->text = value->key.key.bytes;
-				value->text_len = key->len;
-			}
-			break;
+			break;				/* above */
 		case PROM_LABEL_ENUM:
 			if (key->len == 0)
 			{
@@ -755,7 +771,7 @@ column_value(PromSeriesSet *set, PromLayout *layout, int column,
 	slot = (uint32) hash & table->mask;
 	while ((value = table->slots[slot].value) != NULL)
 	{
-		if (table->slots[slot].hash == hash && key_equal(kind, key, &value->key))
+		if (table->slots[slot].hash == hash && key_matches(kind, key, value))
 			return value;
 		slot = (slot + 1) & table->mask;
 	}
@@ -764,7 +780,12 @@ column_value(PromSeriesSet *set, PromLayout *layout, int column,
 	table->slots[slot].hash = hash;
 	table->slots[slot].value = value;
 	if (++table->count >= 1024 && table->count * 4 > (uint32) set->nseries * 3)
-		table->interning = false;	/* a value per series: no use looking */
+	{
+		/* a value per series: no use looking */
+		table->interning = false;
+		set_free_array(set, table->slots, sizeof(ValueSlot) * (table->mask + 1));
+		table->slots = NULL;
+	}
 	else if (table->count * 2 > table->mask)
 	{
 		uint32		old_size = table->mask + 1;
@@ -772,7 +793,7 @@ column_value(PromSeriesSet *set, PromLayout *layout, int column,
 		uint32		i;
 
 		table->mask = old_size * 2 - 1;
-		table->slots = arena_alloc(set, sizeof(ValueSlot) * old_size * 2);
+		table->slots = set_alloc_array(set, sizeof(ValueSlot) * old_size * 2);
 		memset(table->slots, 0, sizeof(ValueSlot) * old_size * 2);
 		for (i = 0; i < old_size; i++)
 		{
@@ -783,7 +804,7 @@ column_value(PromSeriesSet *set, PromLayout *layout, int column,
 				slot = (slot + 1) & table->mask;
 			table->slots[slot] = old_slots[i];
 		}
-		PromArenaFree(set->arena, old_slots, sizeof(ValueSlot) * old_size);
+		set_free_array(set, old_slots, sizeof(ValueSlot) * old_size);
 	}
 	return value;
 }
@@ -799,13 +820,13 @@ append_series(PromSeriesSet *set, PromSeries ***array, int *count,
 	if (*count == *capacity)
 	{
 		int			grown_capacity = Max(*capacity * 2, 16);
-		PromSeries **grown = arena_alloc(set, sizeof(PromSeries *) *
-										 grown_capacity);
+		PromSeries **grown = set_alloc_array(set, sizeof(PromSeries *) *
+											 grown_capacity);
 
 		if (*count > 0)
 			memcpy(grown, *array, sizeof(PromSeries *) * *count);
 		if (*array != NULL)
-			PromArenaFree(set->arena, *array, sizeof(PromSeries *) * *capacity);
+			set_free_array(set, *array, sizeof(PromSeries *) * *capacity);
 		*array = grown;
 		*capacity = grown_capacity;
 	}
@@ -1116,8 +1137,7 @@ PromSeriesSetFinish(PromSeriesSet *set)
 	set->finished = true;
 	set->last = NULL;
 	/* the index is for adding rows: its memory goes to the sort */
-	PromArenaFree(set->arena, set->slots,
-				  sizeof(SeriesSlot) * (set->slot_mask + 1));
+	set_free_array(set, set->slots, sizeof(SeriesSlot) * (set->slot_mask + 1));
 	set->slots = NULL;
 	PromSortSeries(set);
 	for (i = 0; i < set->nunsorted; i++)

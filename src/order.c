@@ -406,7 +406,7 @@ PromSortSeries(PromSeriesSet *set)
 	PromArenaFree(set->arena, keys, sizeof(uint32) * nseries);
 	PromArenaFree(set->arena, rows, sizeof(uint32) * nnames * (Size) nseries);
 
-	series = PromArenaAlloc(set->arena, sizeof(PromSeries *) * nseries);
+	series = set_alloc_array(set, sizeof(PromSeries *) * nseries);
 	kept = 0;
 	for (i = 0; i < nseries; i++)
 	{
@@ -432,7 +432,7 @@ PromSortSeries(PromSeriesSet *set)
 		}
 		series[kept++] = s;
 	}
-	PromArenaFree(set->arena, set->series, sizeof(PromSeries *) * set->series_capacity);
+	set_free_array(set, set->series, sizeof(PromSeries *) * set->series_capacity);
 	set->series = series;
 	set->series_capacity = nseries;
 	set->nseries = kept;

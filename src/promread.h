@@ -103,6 +103,7 @@ extern void *PromArenaAlloc(PromArena *arena, Size size);
 extern bool PromArenaIsNewest(const PromArena *arena, const void *end);
 extern bool PromArenaExtend(PromArena *arena, Size size);
 extern void PromArenaFree(PromArena *arena, void *pointer, Size size);
+extern bool PromArenaIsLarge(Size size);
 extern Size PromArenaBytes(const PromArena *arena);
 
 /*---- Enum labels (enum_cache.c) ----*/

@@ -25,16 +25,25 @@ typedef struct RowKey
 	}			key;
 } RowKey;
 
-/* A distinct value of one label column: what identifies it, what it reads. */
+/*
+ * A distinct value of one label column: what it reads, and what identifies
+ * it.  A TEXT or NAME value is identified by its text, which follows it in
+ * the same allocation, and has no key (it is allocated without one: see
+ * TEXT_VALUE_SIZE); the key of the other kinds is their Datum, or for
+ * BINARY their bytes.
+ */
 struct PromLabelValue
 {
-	RowKey		key;
 	const char *text;			/* label value; absent when text_len is 0 */
 	int32		text_len;
 	uint32		ordinal;		/* order in which finishing the set met it
 								 * among the values of its label name, from
 								 * 1; 0 before */
+	RowKey		key;			/* ENUM, SCALAR, BINARY */
 };
+
+/* Bytes of a TEXT or NAME value: no key, then its text and a NUL. */
+#define TEXT_VALUE_SIZE(len)	(offsetof(PromLabelValue, key) + (len) + 1)
 
 /* A slot of a column's table of values; the hash spares most lookups. */
 typedef struct ValueSlot
@@ -154,6 +163,30 @@ compare_bytes(const char *a, int alen, const char *b, int blen)
 	if (cmp != 0)
 		return cmp;
 	return (alen > blen) - (alen < blen);
+}
+
+/*
+ * Arrays that grow by doubling (the series, the series index, a column's
+ * table of values) are allocated in the set's context while they are small,
+ * so that the versions they outgrow are freed for reuse (the arena frees
+ * only its large allocations, which have chunks of their own), and in the
+ * arena once large, whose chunks are kept between calls.
+ */
+static inline void *
+set_alloc_array(PromSeriesSet *set, Size size)
+{
+	return PromArenaIsLarge(size) ? PromArenaAlloc(set->arena, size) :
+		MemoryContextAlloc(set->context, size);
+}
+
+/* Give back an array of set_alloc_array's. */
+static inline void
+set_free_array(PromSeriesSet *set, void *array, Size size)
+{
+	if (PromArenaIsLarge(size))
+		PromArenaFree(set->arena, array, size);
+	else
+		pfree(array);
 }
 
 /* group.c */
