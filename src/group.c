@@ -70,7 +70,8 @@
  * samples are one block without slack), then doubling capacities up to 1024
  * samples, but no more than what remains of the series' share of the rows
  * its scan's plan expects (so when series interleave, the last block is not
- * half empty), and past that share an eighth of what the series holds: 12
+ * half empty; and all that remains when it is at most twice the doubling),
+ * and past that share an eighth of what the series holds: 12
  * bytes per sample (a block stores each sample's time as an offset from a
  * base of its own, and starts anew when a time is more than 24.8 days from
  * it) plus a bounded slack, no per-row allocation.  Each
@@ -154,15 +155,36 @@ put_label_text(char *copy, const char *label_name, const char *bytes, int len)
 	copy[len] = '\0';
 }
 
-/* Copy a label's bytes into the arena, checking that they are UTF-8. */
-static const char *
-copy_label_text(PromSeriesSet *set, const char *label_name,
-				const char *bytes, int len)
+/*
+ * Allocate a value of a column of the given kind with its label text after
+ * it, checked as UTF-8 (none when text is NULL: the NULL of its column).
+ * Its key is the caller's to set.
+ */
+static PromLabelValue *
+alloc_value(PromSeriesSet *set, PromLabelKind kind, const char *label_name,
+			const char *text, int len)
 {
-	char	   *copy = arena_alloc(set, len + 1);
+	Size		head = sizeof(PromLabelValue);
+	PromLabelValue *value;
 
-	put_label_text(copy, label_name, bytes, len);
-	return copy;
+	if (kind == PROM_LABEL_TEXT || kind == PROM_LABEL_NAME ||
+		kind == PROM_LABEL_CONST)
+		head = offsetof(PromLabelValue, key);
+	else if (kind_is_scalar(kind))
+		head = offsetof(PromLabelValue, key) + sizeof(Datum);
+	value = arena_alloc(set, head + (text != NULL ? len + 1 : 0));
+	value->text = NULL;
+	value->text_len = 0;
+	value->ordinal = 0;
+	if (text != NULL)
+	{
+		char	   *copy = (char *) value + head;
+
+		put_label_text(copy, label_name, text, len);
+		value->text = copy;
+		value->text_len = len;
+	}
+	return value;
 }
 
 /*
@@ -227,13 +249,9 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 		if (kinds[i] == PROM_LABEL_CONST)
 		{
 			/* the one value of a constant label */
-			PromLabelValue *value = arena_alloc(set, sizeof(PromLabelValue));
-
-			memset(value, 0, sizeof(PromLabelValue));
-			value->text_len = strlen(const_values[i]);
-			value->text = copy_label_text(set, names[i], const_values[i],
-										  value->text_len);
-			table->slots[0].value = value;
+			table->slots[0].value = alloc_value(set, PROM_LABEL_CONST, names[i],
+												const_values[i],
+												strlen(const_values[i]));
 			table->count = 1;
 		}
 
@@ -355,11 +373,13 @@ key_matches(PromLabelKind kind, const RowKey *key, const PromLabelValue *value)
 	if (kind == PROM_LABEL_TEXT || kind == PROM_LABEL_NAME)
 		return key->len == value->text_len &&
 			bytes_equal(key->key.bytes, value->text, key->len);
-	if (key->len != value->key.len)
-		return false;
 	if (kind_is_scalar(kind))
-		return key->len < 0 || key->key.scalar == value->key.key.scalar;
-	return bytes_equal(key->key.bytes, value->key.key.bytes, key->len);
+		return ((key->len < 0) == (value->text == NULL)) &
+			(key->key.scalar == value->key.scalar);	/* a NULL's Datum is 0 */
+	if (key->len < 0 || value->text == NULL)
+		return key->len < 0 && value->text == NULL;
+	return key->len == value->key.binary.len &&
+		bytes_equal(key->key.bytes, value->key.binary.bytes, key->len);
 }
 
 /*
@@ -671,18 +691,19 @@ index_series(PromSeriesSet *set, uint64 hash, uint32 empty)
 		set->slots[empty] = entry;
 }
 
-/* Print a value with its type's output function, once per distinct value. */
+/*
+ * Print a value with its type's output function, once per distinct value,
+ * into the row's scratch context.
+ */
 static const char *
-print_label(PromSeriesSet *set, PromLayout *layout, int column, Datum value,
-			int *len)
+print_label(PromSeriesSet *set, PromLayout *layout, int column, Datum value)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(set->row_context);
 	char	   *text = OutputFunctionCall(&layout->outfuncs[column], value);
 
 	MemoryContextSwitchTo(oldcxt);
 	set->row_context_used = true;
-	*len = strlen(text);
-	return copy_label_text(set, layout->names[column], text, *len);
+	return text;
 }
 
 /* A new distinct value of a column, for the current row's key. */
@@ -691,61 +712,46 @@ new_value(PromSeriesSet *set, PromLayout *layout, int column,
 		  const Datum *values)
 {
 	PromLabelKind kind = layout->kinds[column];
+	const char *name = layout->names[column];
 	const RowKey *key = &layout->row[column];
+	const char *text = NULL;
+	int			len = 0;
 	PromLabelValue *value;
+	char	   *copy;
 
-	if (kind == PROM_LABEL_TEXT || kind == PROM_LABEL_NAME)
-	{
-		/* its text, which is its key, after it (absent: empty) */
-		char	   *text;
-
-		value = arena_alloc(set, TEXT_VALUE_SIZE(key->len));
-		text = (char *) value + offsetof(PromLabelValue, key);
-		put_label_text(text, layout->names[column], key->key.bytes, key->len);
-		value->text = text;
-		value->text_len = key->len;
-		value->ordinal = 0;
-		return value;
-	}
-
-	value = arena_alloc(set, sizeof(PromLabelValue));
-	memset(value, 0, sizeof(PromLabelValue));
-	value->key = *key;
 	switch (kind)
 	{
 		case PROM_LABEL_TEXT:
 		case PROM_LABEL_NAME:
-			break;				/* above */
+			/* its text is its key */
+			return alloc_value(set, kind, name, key->key.bytes, key->len);
 		case PROM_LABEL_ENUM:
-			if (key->len == 0)
-			{
-				const char *label = PromEnumLabel(DatumGetObjectId(key->key.scalar),
-												  &value->text_len);
-
-				value->text = copy_label_text(set, layout->names[column], label,
-											  value->text_len);
-			}
-			break;
 		case PROM_LABEL_SCALAR:
-			if (key->len == 0)
-				value->text = print_label(set, layout, column, key->key.scalar,
-										  &value->text_len);
-			break;
-		case PROM_LABEL_BINARY:
-			if (key->len >= 0)
+			if (key->len == 0 && kind == PROM_LABEL_ENUM)
+				text = PromEnumLabel(DatumGetObjectId(key->key.scalar), &len);
+			else if (key->len == 0)
 			{
-				char	   *copy = arena_alloc(set, Max(key->len, 1));
-
-				memcpy(copy, key->key.bytes, key->len);
-				value->key.key.bytes = copy;
-				value->text = print_label(set, layout, column, values[column],
-										  &value->text_len);
+				text = print_label(set, layout, column, key->key.scalar);
+				len = strlen(text);
 			}
-			break;
+			value = alloc_value(set, kind, name, text, len);
+			value->key.scalar = key->key.scalar;
+			return value;
+		case PROM_LABEL_BINARY:
+			if (key->len < 0)
+				return alloc_value(set, kind, name, NULL, 0);
+			text = print_label(set, layout, column, values[column]);
+			value = alloc_value(set, kind, name, text, strlen(text));
+			copy = arena_alloc(set, Max(key->len, 1));
+			memcpy(copy, key->key.bytes, key->len);
+			value->key.binary.bytes = copy;
+			value->key.binary.len = key->len;
+			return value;
 		case PROM_LABEL_CONST:
 			break;
 	}
-	return value;
+	elog(ERROR, "unexpected label kind %d", (int) kind);
+	return NULL;
 }
 
 /*
@@ -864,15 +870,17 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values)
  * newest allocation of the arena (the series of the rows before, when each
  * series' rows come together) grows in place by one sample, so that such a
  * series' samples are one block without slack, or, where its chunk ends, a
- * small block that grows in place in the next.  Otherwise a new block is chained: twice as large as the tail, or
- * what remains of the series' share of the rows its source expects when
- * that is less, or, once the series holds its share (the estimate was low
- * for it), an eighth of what it holds (at least BLOCK_PAST_SHARE_CAPACITY),
- * so that a series a little over its share gets a little more room, not as
- * much again; for the first block of the newest series, as large as the
- * series made before it is now (which, when each series' rows come
- * together, is all of that series, and this one often has as many
- * samples).
+ * small block that grows in place in the next.  Otherwise a new block is
+ * chained: twice as large as the tail, or what remains of the series' share
+ * of the rows its source expects when that is less or at most twice the
+ * doubling (so that a share is not split over two blocks of which the
+ * second is small), or, once the series holds its share (the estimate was
+ * low for it), an eighth of what it holds (at least
+ * BLOCK_PAST_SHARE_CAPACITY), so that a series a little over its share gets
+ * a little more room, not as much again; for the first block of the newest
+ * series, as large as the series made before it is now (which, when each
+ * series' rows come together, is all of that series, and this one often has
+ * as many samples).
  */
 static pg_noinline PromSampleBlock *
 grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
@@ -898,14 +906,21 @@ grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
 		double		rest = share - series->nsamples;
 
 		capacity = Min(tail->capacity * 2, BLOCK_MAX_CAPACITY);
-		if (share >= 1)
+		if (share >= 1 && rest >= 1)
 		{
-			/* the rest of its share; once it holds that, an eighth more */
-			uint32		enough = rest >= 1 ?
-				Max((uint32) Min(rest, capacity), BLOCK_FIRST_CAPACITY) :
-				Max((uint32) series->nsamples / 8, BLOCK_PAST_SHARE_CAPACITY);
-
-			capacity = Min(capacity, enough);
+			/*
+			 * the rest of its share where that is less than the doubling or
+			 * at most twice it (so that the share is one block, not two)
+			 */
+			if (rest <= 2.0 * capacity)
+				capacity = (uint32) Min(rest, BLOCK_MAX_CAPACITY);
+			capacity = Max(capacity, BLOCK_FIRST_CAPACITY);
+		}
+		else if (share >= 1)
+		{
+			/* it holds its share: an eighth more */
+			capacity = Min(capacity, Max((uint32) series->nsamples / 8,
+										 BLOCK_PAST_SHARE_CAPACITY));
 		}
 	}
 	else if (set->nseries >= 2 && set->series[set->nseries - 1] == series)

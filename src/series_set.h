@@ -27,23 +27,30 @@ typedef struct RowKey
 
 /*
  * A distinct value of one label column: what it reads, and what identifies
- * it.  A TEXT or NAME value is identified by its text, which follows it in
- * the same allocation, and has no key (it is allocated without one: see
- * TEXT_VALUE_SIZE); the key of the other kinds is their Datum, or for
- * BINARY their bytes.
+ * it.  Its label text follows it in the same allocation.  A TEXT or NAME
+ * value is identified by its text and is allocated without a key; an ENUM
+ * or SCALAR value by its Datum, and is allocated without the rest of the
+ * union; a BINARY value by its bytes.  The NULL of an ENUM, SCALAR or BINARY
+ * column is the value without a text.
  */
 struct PromLabelValue
 {
-	const char *text;			/* label value; absent when text_len is 0 */
+	const char *text;			/* label value; absent when text_len is 0;
+								 * NULL for a NULL key */
 	int32		text_len;
 	uint32		ordinal;		/* order in which finishing the set met it
 								 * among the values of its label name, from
 								 * 1; 0 before */
-	RowKey		key;			/* ENUM, SCALAR, BINARY */
+	union
+	{
+		Datum		scalar;		/* ENUM, SCALAR */
+		struct
+		{
+			const char *bytes;
+			int32		len;
+		}			binary;		/* BINARY */
+	}			key;
 };
-
-/* Bytes of a TEXT or NAME value: no key, then its text and a NUL. */
-#define TEXT_VALUE_SIZE(len)	(offsetof(PromLabelValue, key) + (len) + 1)
 
 /* A slot of a column's table of values; the hash spares most lookups. */
 typedef struct ValueSlot

@@ -138,6 +138,17 @@ INSERT INTO typed VALUES
 	('2024-01-01 00:00:02', 'prod', 'x1', NULL, 4),
 	('2024-01-01 00:00:03', 'prod', 'x1', 443, 5);
 SELECT labels, value FROM prom_series('typed', '2024-01-01', '2024-01-02');
+-- a NULL integer label and a zero (whose Datum a NULL's equals) are
+-- different series, in rows of one series after another and interleaved
+TRUNCATE typed;
+INSERT INTO typed VALUES
+	('2024-01-01 00:00:01', 'prod', 'x1', NULL, 1),
+	('2024-01-01 00:00:02', 'prod', 'x1', NULL, 2),
+	('2024-01-01 00:00:01', 'prod', 'x1', 0, 3),
+	('2024-01-01 00:00:02', 'prod', 'x1', 0, 4),
+	('2024-01-01 00:00:03', 'prod', 'x1', NULL, 5),
+	('2024-01-01 00:00:03', 'prod', 'x1', 0, 6);
+SELECT labels, value FROM prom_series('typed', '2024-01-01', '2024-01-02');
 
 -- timestamp without time zone is read as UTC; bigint milliseconds as they are
 CREATE TABLE local_ts (t timestamp, host text, v float8);
