@@ -41,7 +41,10 @@
  * included, folded in column order; a column's table of values, below, looks
  * the key up by the same hash) and looked up in an open-addressing index of
  * the set's series that keeps each hash beside its series; candidates with
- * the same hash are confirmed by a full comparison.  Hashing, the lookup and
+ * the same hash are confirmed by a full comparison.  With many series the
+ * probe's slot is a cache miss, so it is asked for as soon as the hash is
+ * known, and the row's values of the columns whose values are shared between
+ * series (below) are looked up while it comes.  Hashing, the lookup and
  * making a series are a function of their own, not inlined into the per-row
  * path (nor is growing a series' samples): inlined, they made it nearly
  * twice the code, with a larger frame and a stack-protector check on every
@@ -50,7 +53,8 @@
  *
  * Only when no series matches is a new series created, and put in the
  * index at the empty slot where the lookup's probe ended.  Each of its label
- * values is looked up in its column's table of distinct values, and only a
+ * values is looked up in its column's table of distinct values (before the
+ * probe, above), and only a
  * value not seen before is copied into the set's arena, validated as UTF-8
  * and turned into its label text: a text value is its own label text, kept
  * in the same allocation as the value (16 bytes and the text), an enum value
@@ -218,6 +222,7 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 	layout->key_columns = palloc(sizeof(uint16) * Max(ncolumns, 1));
 	layout->row = palloc0(sizeof(RowKey) * Max(ncolumns, 1));
 	layout->row_hashes = palloc0(sizeof(uint64) * Max(ncolumns, 1));
+	layout->row_values = palloc0(sizeof(PromLabelValue *) * Max(ncolumns, 1));
 	layout->values = palloc0(sizeof(ValueTable) * Max(ncolumns, 1));
 	layout->seed = (uint64) (++set->nlayouts) * UINT64CONST(0x9E3779B97F4A7C15);
 	layout->next = set->layouts;
@@ -839,7 +844,32 @@ append_series(PromSeriesSet *set, PromSeries ***array, int *count,
 	(*array)[(*count)++] = series;
 }
 
-/* Create a series for the current row's keys. */
+/*
+ * Look up the current row's values of the columns whose values are shared
+ * between series, into layout->row_values: the values a series of these keys
+ * has, found or made (a new one means that no series has these keys).
+ */
+static void
+look_up_shared_values(PromSeriesSet *set, PromLayout *layout,
+					  const Datum *values)
+{
+	int			i;
+
+	for (i = 0; i < layout->ncolumns; i++)
+	{
+		if (layout->kinds[i] == PROM_LABEL_CONST)
+			layout->row_values[i] = layout->values[i].slots[0].value;
+		else if (layout->values[i].interning)
+			layout->row_values[i] = column_value(set, layout, i, values);
+		else
+			layout->row_values[i] = NULL;
+	}
+}
+
+/*
+ * Create a series for the current row's keys, whose shared values are looked
+ * up: its values of its own are made here.
+ */
 static PromSeries *
 create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values)
 {
@@ -853,8 +883,8 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values)
 	memset(series, 0, offsetof(PromSeries, values));
 	series->layout = layout;
 	for (i = 0; i < ncolumns; i++)
-		series->values[i] = layout->kinds[i] == PROM_LABEL_CONST ?
-			layout->values[i].slots[0].value : column_value(set, layout, i, values);
+		series->values[i] = layout->row_values[i] != NULL ?
+			layout->row_values[i] : column_value(set, layout, i, values);
 	series->message_bytes = PromSeriesLabelsSize(series);
 
 	append_series(set, &set->series, &set->nseries, &set->series_capacity,
@@ -996,8 +1026,16 @@ series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 {
 	uint64		hash = hash_row(layout);
 	uint32		empty;
-	PromSeries *series = find_series(set, layout, hash, &empty);
+	PromSeries *series;
 
+	/*
+	 * The probe of the index is a cache miss when the set has many series:
+	 * its slot is asked for first, and the shared values are looked up while
+	 * it comes.
+	 */
+	__builtin_prefetch(&set->slots[(uint32) (hash >> 32) & set->slot_mask]);
+	look_up_shared_values(set, layout, values);
+	series = find_series(set, layout, hash, &empty);
 	if (series == NULL)
 	{
 		series = create_series(set, layout, values);

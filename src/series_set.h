@@ -120,6 +120,9 @@ struct PromLayout
 								 * unknown */
 	RowKey	   *row;			/* the current row's keys, by column */
 	uint64	   *row_hashes;		/* and their hashes, once hashed */
+	PromLabelValue **row_values;	/* and the shared values they are, once
+									 * looked up (NULL: a column whose values
+									 * are not looked up) */
 	RowImage	image;			/* a row of the previous row's series, when
 								 * no key is NAME or BINARY */
 	ValueTable *values;			/* distinct values, by column */
