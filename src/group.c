@@ -82,7 +82,9 @@
  * sample stored asks for the next line of its block, so that interleaved
  * series, whose stores the hardware does not follow, find it in the cache.
  * A series notes whether its samples arrived in strictly increasing time
- * (only those that did not are sorted when the set is finished) and adds up
+ * (only those that did not are sorted when the set is finished; a row of
+ * the series of the row before is compared with that row's time, which the
+ * set keeps, rather than with its block's last sample) and adds up
  * the bytes of its message in a SAMPLES response (its labels' when it is
  * made, each sample's while the sample is at hand), so that the response is
  * sized without reading the series again.  Finishing (order.c) sorts the
@@ -1100,9 +1102,13 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 
 	/* the tail block is never empty: it is made for a sample */
 	block = series->tail;
-	if (block != NULL && t <= PromBlockTime(block, block->count - 1) &&
-		!series->needs_sort)
-		PromMarkUnsorted(set, series);
+	if (series == previous ? t <= set->last_t :
+		block != NULL && t <= PromBlockTime(block, block->count - 1))
+	{
+		if (!series->needs_sort)
+			PromMarkUnsorted(set, series);
+	}
+	set->last_t = t;
 	if (unlikely(block == NULL || block->count == block->capacity ||
 				 !PromBlockHolds(block, t)))
 		block = grow_samples(set, series, t);

@@ -153,6 +153,7 @@ struct PromSeriesSet
 	uint32		slot_mask;
 
 	PromSeries *last;			/* series of the previous row */
+	int64		last_t;			/* and the time of its sample */
 	int64		nsamples;
 	PromSeries **unsorted;		/* series whose samples need sorting */
 	int			nunsorted;
