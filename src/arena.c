@@ -309,7 +309,10 @@ PromArenaFree(PromArena *arena, void *pointer, Size size)
 	release_chunks(chunk);
 }
 
-/* Does an allocation of this size get a chunk of its own (and go back when freed)? */
+/*
+ * Does an allocation of this size get a chunk of its own (which goes back
+ * when it is freed)?
+ */
 bool
 PromArenaIsLarge(Size size)
 {

@@ -54,12 +54,12 @@
  * Only when no series matches is a new series created, and put in the
  * index at the empty slot where the lookup's probe ended.  Each of its label
  * values is looked up in its column's table of distinct values (before the
- * probe, above), and only a
- * value not seen before is copied into the set's arena, validated as UTF-8
- * and turned into its label text: a text value is its own label text, kept
- * in the same allocation as the value (16 bytes and the text), an enum value
- * through a per-backend cache of the enum's labels (enum_cache.c), another
- * type through its output function.  So a label repeated across series (a datacenter, an
+ * probe, above), and only a value not seen before is copied into the set's
+ * arena, validated as UTF-8 and turned into its label text, which the value
+ * holds in the same allocation: a text value is its own label text (16
+ * bytes and the text), an enum value's comes from a per-backend cache of
+ * the enum's labels (enum_cache.c), another type's from its output
+ * function.  So a label repeated across series (a datacenter, an
  * environment) is stored and converted once, and series point to it.  A
  * column whose values turn out to be nearly all distinct (a host name per
  * series) stops being looked up, and each new series gets its own value.
@@ -75,10 +75,10 @@
  * samples, but no more than what remains of the series' share of the rows
  * its scan's plan expects (so when series interleave, the last block is not
  * half empty; and all that remains when it is at most twice the doubling),
- * and past that share an eighth of what the series holds: 12
- * bytes per sample (a block stores each sample's time as an offset from a
- * base of its own, and starts anew when a time is more than 24.8 days from
- * it) plus a bounded slack, no per-row allocation.  Each
+ * and past that share an eighth of what the series holds: 12 bytes per
+ * sample (a block stores each sample's time as an offset from a base of its
+ * own, and starts anew when a time is more than 24.8 days from it) plus a
+ * bounded slack, no per-row allocation.  Each
  * sample stored asks for the next line of its block, so that interleaved
  * series, whose stores the hardware does not follow, find it in the cache.
  * A series notes whether its samples arrived in strictly increasing time
@@ -127,7 +127,8 @@ PromSeriesSetCreate(MemoryContext context)
 											 ALLOCSET_SMALL_SIZES);
 	set->arena = PromArenaCreate(setcxt);
 	set->series_capacity = 64;
-	set->series = set_alloc_array(set, sizeof(PromSeries *) * set->series_capacity);
+	set->series = set_alloc_array(set,
+								  sizeof(PromSeries *) * set->series_capacity);
 	set->slot_mask = 127;
 	set->slots = set_alloc_array(set, sizeof(SeriesSlot) * (set->slot_mask + 1));
 	memset(set->slots, 0, sizeof(SeriesSlot) * (set->slot_mask + 1));
@@ -1123,7 +1124,8 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 	 * own, which the series' next rows fill (the address may lie past the
 	 * block, which only wastes the request: a prefetch does not fault).
 	 */
-	__builtin_prefetch((char *) &block->samples[block->count] + PROM_CACHE_LINE, 1);
+	__builtin_prefetch((char *) &block->samples[block->count] +
+					   PROM_CACHE_LINE, 1);
 	block->count++;
 	series->nsamples++;
 	series->message_bytes += WIRE_SAMPLE_FIELD_SIZE(t, v);
