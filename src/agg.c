@@ -331,17 +331,8 @@ series_samples(const PromSeries *series)
 	PromSample *samples = palloc_extended(sizeof(PromSample) *
 										  Max(series->nsamples, 1),
 										  MCXT_ALLOC_HUGE);
-	const PromSampleBlock *block;
-	int64		n = 0;
 
-	for (block = series->head; block != NULL; block = block->next)
-	{
-		uint32		j;
-
-		for (j = 0; j < block->count; j++)
-			samples[n++] = PromBlockSample(block, j);
-	}
-	Assert(n == series->nsamples);
+	PromSeriesCopySamples(series, samples);
 	return samples;
 }
 

@@ -78,14 +78,13 @@
  * and past that share an eighth of what the series holds: 12 bytes per
  * sample (a block stores each sample's time as an offset from a base of its
  * own, and starts anew when a time is more than 24.8 days from it) plus a
- * bounded slack, no per-row allocation.  Each
- * sample stored asks for the next line of its block, so that interleaved
- * series, whose stores the hardware does not follow, find it in the cache.
- * A series notes whether its samples arrived in strictly increasing time
- * (only those that did not are sorted when the set is finished; a row of
- * the series of the row before is compared with that row's time, which the
- * set keeps, rather than with its block's last sample) and adds up
- * the bytes of its message in a SAMPLES response (its labels' when it is
+ * bounded slack, no per-row allocation.  Each sample stored asks for the
+ * next line of its block, so that interleaved series, whose stores the
+ * hardware does not follow, find it in the cache.  A series notes whether
+ * its samples arrived in strictly increasing time (only those that did not
+ * are sorted when the set is finished; a row of the series of the row
+ * before is compared with that row's time, which the set keeps, rather than
+ * with its block's last sample) and adds up the bytes of its message in a SAMPLES response (its labels' when it is
  * made, each sample's while the sample is at hand), so that the response is
  * sized without reading the series again.  Finishing (order.c) sorts the
  * series once.
@@ -735,6 +734,7 @@ new_value(PromSeriesSet *set, PromLayout *layout, int column,
 			return alloc_value(set, kind, name, key->key.bytes, key->len);
 		case PROM_LABEL_ENUM:
 		case PROM_LABEL_SCALAR:
+			/* a NULL has no text */
 			if (key->len == 0 && kind == PROM_LABEL_ENUM)
 				text = PromEnumLabel(DatumGetObjectId(key->key.scalar), &len);
 			else if (key->len == 0)
@@ -871,7 +871,8 @@ look_up_shared_values(PromSeriesSet *set, PromLayout *layout,
 
 /*
  * Create a series for the current row's keys, whose shared values are looked
- * up: its values of its own are made here.
+ * up (layout->row_values): its values of its own, those of the columns whose
+ * values are not looked up, are made here.
  */
 static PromSeries *
 create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values)
@@ -887,7 +888,7 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values)
 	series->layout = layout;
 	for (i = 0; i < ncolumns; i++)
 		series->values[i] = layout->row_values[i] != NULL ?
-			layout->row_values[i] : column_value(set, layout, i, values);
+			layout->row_values[i] : new_value(set, layout, i, values);
 	series->message_bytes = PromSeriesLabelsSize(series);
 
 	append_series(set, &set->series, &set->nseries, &set->series_capacity,
@@ -939,17 +940,16 @@ grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
 		double		rest = share - series->nsamples;
 
 		capacity = Min(tail->capacity * 2, BLOCK_MAX_CAPACITY);
-		if (share >= 1 && rest >= 1)
+		if (share >= 1 && rest >= 1 && rest <= 2.0 * capacity)
 		{
 			/*
 			 * the rest of its share where that is less than the doubling or
 			 * at most twice it (so that the share is one block, not two)
 			 */
-			if (rest <= 2.0 * capacity)
-				capacity = (uint32) Min(rest, BLOCK_MAX_CAPACITY);
-			capacity = Max(capacity, BLOCK_FIRST_CAPACITY);
+			capacity = Max((uint32) Min(rest, BLOCK_MAX_CAPACITY),
+						   BLOCK_FIRST_CAPACITY);
 		}
-		else if (share >= 1)
+		else if (share >= 1 && rest < 1)
 		{
 			/* it holds its share: an eighth more */
 			capacity = Min(capacity, Max((uint32) series->nsamples / 8,
@@ -1135,6 +1135,23 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 		MemoryContextReset(set->row_context);
 		set->row_context_used = false;
 	}
+}
+
+/* Copy a series' samples, in the order of its blocks, into samples. */
+void
+PromSeriesCopySamples(const PromSeries *series, PromSample *samples)
+{
+	const PromSampleBlock *block;
+	int64		n = 0;
+
+	for (block = series->head; block != NULL; block = block->next)
+	{
+		uint32		j;
+
+		for (j = 0; j < block->count; j++)
+			samples[n++] = PromBlockSample(block, j);
+	}
+	Assert(n == series->nsamples);
 }
 
 /*

@@ -505,7 +505,7 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 	PromSample *samples;
 	PromSample *tmp;
 	PromSampleBlock *block;
-	int64		n = 0;
+	int64		n = series->nsamples;
 	int64		kept;
 	Size		message_bytes;
 	int64		i;
@@ -514,14 +514,7 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 									 sizeof(PromSample) * series->nsamples);
 	tmp = MemoryContextAllocHuge(set->context,
 								 sizeof(PromSample) * series->nsamples);
-	for (block = series->head; block != NULL; block = block->next)
-	{
-		uint32		j;
-
-		for (j = 0; j < block->count; j++)
-			samples[n++] = PromBlockSample(block, j);
-	}
-	Assert(n == series->nsamples);
+	PromSeriesCopySamples(series, samples);
 	merge_sort_samples(samples, tmp, n);
 
 	/* the last of each run of equal times wins */

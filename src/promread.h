@@ -333,6 +333,7 @@ extern int64 PromSeriesSetSampleCount(const PromSeriesSet *set);
 extern Size PromSeriesSetResultBytes(const PromSeriesSet *set);
 extern int	PromSeriesLabels(const PromSeries *series, PromLabelRef *labels);
 extern Size PromSeriesLabelsSize(const PromSeries *series);
+extern void PromSeriesCopySamples(const PromSeries *series, PromSample *samples);
 
 /*---- Query execution (scan.c, query.c) ----*/
 

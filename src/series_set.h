@@ -27,11 +27,11 @@ typedef struct RowKey
 
 /*
  * A distinct value of one label column: what it reads, and what identifies
- * it.  Its label text follows it in the same allocation.  A TEXT or NAME
- * value is identified by its text and is allocated without a key; an ENUM
- * or SCALAR value by its Datum, and is allocated without the rest of the
- * union; a BINARY value by its bytes.  The NULL of an ENUM, SCALAR or BINARY
- * column is the value without a text.
+ * it.  Its label text follows it in the same allocation.  A TEXT, NAME or
+ * CONST value is identified by its text and is allocated without a key; an
+ * ENUM or SCALAR value by its Datum, and is allocated without the rest of
+ * the union; a BINARY value by its bytes.  The NULL of an ENUM, SCALAR or
+ * BINARY column is the value without a text.
  */
 struct PromLabelValue
 {
