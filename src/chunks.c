@@ -447,7 +447,7 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 		PromPrefetchSeries(series, i, nseries);
 		labels_size = PromSeriesLabelsSize(series[i]);
 		series_size = labels_size;
-		cursor.block = series[i]->head;
+		cursor.block = PromSeriesHead(series[i]);
 		cursor.index = 0;
 		PromPrefetchNextBlock(cursor.block);
 		while (cursor_has_more(&cursor))

@@ -162,35 +162,48 @@ put_label_text(char *copy, const char *label_name, const char *bytes, int len)
 }
 
 /*
- * Allocate a value of a column of the given kind with its label text after
- * it, checked as UTF-8 (none when text is NULL: the NULL of its column).
- * Its key is the caller's to set.
+ * Allocate a value of a column of the given kind with its label text,
+ * checked as UTF-8 (none when text is NULL: the NULL of an ENUM, SCALAR or
+ * BINARY column), and before it its key (a Datum for ENUM and SCALAR, a
+ * BinaryKey for BINARY, nothing for the kinds identified by their text).
  */
 static PromLabelValue *
 alloc_value(PromSeriesSet *set, PromLabelKind kind, const char *label_name,
-			const char *text, int len)
+			const char *text, int len, const void *key)
 {
-	Size		head = sizeof(PromLabelValue);
+	char	   *start;
+	Size		key_size = 0;
 	PromLabelValue *value;
 
-	if (kind == PROM_LABEL_TEXT || kind == PROM_LABEL_NAME ||
-		kind == PROM_LABEL_CONST)
-		head = offsetof(PromLabelValue, key);
-	else if (kind_is_scalar(kind))
-		head = offsetof(PromLabelValue, key) + sizeof(Datum);
-	value = arena_alloc(set, head + (text != NULL ? len + 1 : 0));
-	value->text = NULL;
-	value->text_len = 0;
+	if (kind_is_scalar(kind))
+		key_size = sizeof(Datum);
+	else if (kind == PROM_LABEL_BINARY)
+		key_size = sizeof(BinaryKey);
+	start = arena_alloc(set, key_size + offsetof(PromLabelValue, text) +
+						(text != NULL ? len + 1 : 0));
+	if (key_size > 0)
+		memcpy(start, key, key_size);
+	value = (PromLabelValue *) (start + key_size);
 	value->ordinal = 0;
-	if (text != NULL)
+	if (text == NULL)
+		value->text_len = PROM_VALUE_NULL;
+	else
 	{
-		char	   *copy = (char *) value + head;
-
-		put_label_text(copy, label_name, text, len);
-		value->text = copy;
+		put_label_text(value->text, label_name, text, len);
 		value->text_len = len;
 	}
 	return value;
+}
+
+/* Bytes of a column's value as a Label field numbered 1; 0 when absent. */
+static inline Size
+label_field_size(const PromLayout *layout, int column,
+				 const PromLabelValue *value)
+{
+	if (!value_is_present(value))
+		return 0;
+	return wire_len_field_size(wire_label_size(layout->name_lens[column],
+											   value->text_len));
 }
 
 /*
@@ -222,6 +235,8 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 	layout->outfuncs = palloc0(sizeof(FmgrInfo) * Max(ncolumns, 1));
 	layout->name_order = palloc(sizeof(uint16) * Max(ncolumns, 1));
 	layout->key_columns = palloc(sizeof(uint16) * Max(ncolumns, 1));
+	layout->key_of = palloc(sizeof(int16) * Max(ncolumns, 1));
+	layout->const_values = palloc0(sizeof(PromLabelValue *) * Max(ncolumns, 1));
 	layout->row = palloc0(sizeof(RowKey) * Max(ncolumns, 1));
 	layout->row_hashes = palloc0(sizeof(uint64) * Max(ncolumns, 1));
 	layout->row_values = palloc0(sizeof(PromLabelValue *) * Max(ncolumns, 1));
@@ -256,9 +271,10 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 		if (kinds[i] == PROM_LABEL_CONST)
 		{
 			/* the one value of a constant label */
-			table->slots[0].value = alloc_value(set, PROM_LABEL_CONST, names[i],
-												const_values[i],
-												strlen(const_values[i]));
+			layout->const_values[i] = alloc_value(set, PROM_LABEL_CONST, names[i],
+												  const_values[i],
+												  strlen(const_values[i]), NULL);
+			table->slots[0].value = layout->const_values[i];
 			table->count = 1;
 		}
 
@@ -294,6 +310,14 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 	for (i = 0; i < ncolumns; i++)
 		if (kinds[i] == PROM_LABEL_NAME || kinds[i] == PROM_LABEL_BINARY)
 			layout->key_columns[layout->nkeys++] = i;
+	for (i = 0; i < ncolumns; i++)
+		layout->key_of[i] = -1;
+	for (i = 0; i < layout->nkeys; i++)
+		layout->key_of[layout->key_columns[i]] = i;
+	for (i = 0; i < ncolumns; i++)
+		if (kinds[i] == PROM_LABEL_CONST)
+			layout->const_labels_size +=
+				label_field_size(layout, i, layout->const_values[i]);
 	/* rows of a layout of the usual kinds are compared by image */
 	if (layout->nkeys > 0 && layout->nkeys == layout->ntext + layout->nscalar)
 	{
@@ -381,12 +405,12 @@ key_matches(PromLabelKind kind, const RowKey *key, const PromLabelValue *value)
 		return key->len == value->text_len &&
 			bytes_equal(key->key.bytes, value->text, key->len);
 	if (kind_is_scalar(kind))
-		return ((key->len < 0) == (value->text == NULL)) &
-			(key->key.scalar == value->key.scalar);	/* a NULL's Datum is 0 */
-	if (key->len < 0 || value->text == NULL)
-		return key->len < 0 && value->text == NULL;
-	return key->len == value->key.binary.len &&
-		bytes_equal(key->key.bytes, value->key.binary.bytes, key->len);
+		return ((key->len < 0) == (value->text_len < 0)) &
+			(key->key.scalar == value_scalar(value));	/* a NULL's Datum is 0 */
+	if (key->len < 0 || value->text_len < 0)
+		return key->len < 0 && value->text_len < 0;
+	return key->len == value_binary(value)->len &&
+		bytes_equal(key->key.bytes, value_binary(value)->bytes, key->len);
 }
 
 /*
@@ -417,7 +441,7 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 		row[i].len = len;
 		row[i].key.bytes = bytes;
 		if (equal)
-			equal = key_matches(PROM_LABEL_TEXT, &row[i], previous->values[i]);
+			equal = key_matches(PROM_LABEL_TEXT, &row[i], previous->values[k]);
 	}
 	for (; k < scalar_end; k++)
 	{
@@ -428,7 +452,7 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 		row[i].len = len;
 		row[i].key.scalar = scalar;
 		if (equal)
-			equal = key_matches(PROM_LABEL_SCALAR, &row[i], previous->values[i]);
+			equal = key_matches(PROM_LABEL_SCALAR, &row[i], previous->values[k]);
 	}
 	for (; k < layout->nkeys; k++)
 	{
@@ -456,7 +480,7 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 				layout->typlens[i] : (int32) strlen(key->key.bytes);
 		}
 		if (equal)
-			equal = key_matches(layout->kinds[i], key, previous->values[i]);
+			equal = key_matches(layout->kinds[i], key, previous->values[k]);
 	}
 	return equal;
 }
@@ -585,7 +609,7 @@ keys_equal(const PromLayout *layout, const PromSeries *series)
 	{
 		int			i = layout->key_columns[k];
 
-		if (!key_matches(layout->kinds[i], &layout->row[i], series->values[i]))
+		if (!key_matches(layout->kinds[i], &layout->row[i], series->values[k]))
 			return false;
 	}
 	return true;
@@ -723,15 +747,17 @@ new_value(PromSeriesSet *set, PromLayout *layout, int column,
 	const RowKey *key = &layout->row[column];
 	const char *text = NULL;
 	int			len = 0;
-	PromLabelValue *value;
+	BinaryKey	binary;
 	char	   *copy;
 
 	switch (kind)
 	{
 		case PROM_LABEL_TEXT:
 		case PROM_LABEL_NAME:
-			/* its text is its key */
-			return alloc_value(set, kind, name, key->key.bytes, key->len);
+			/* its text is its key; a NULL's is empty */
+			return alloc_value(set, kind, name,
+							   key->len > 0 ? key->key.bytes : "", key->len,
+							   NULL);
 		case PROM_LABEL_ENUM:
 		case PROM_LABEL_SCALAR:
 			/* a NULL has no text */
@@ -742,19 +768,17 @@ new_value(PromSeriesSet *set, PromLayout *layout, int column,
 				text = print_label(set, layout, column, key->key.scalar);
 				len = strlen(text);
 			}
-			value = alloc_value(set, kind, name, text, len);
-			value->key.scalar = key->key.scalar;
-			return value;
+			return alloc_value(set, kind, name, text, len, &key->key.scalar);
 		case PROM_LABEL_BINARY:
+			binary.bytes = NULL;
+			binary.len = key->len;
 			if (key->len < 0)
-				return alloc_value(set, kind, name, NULL, 0);
-			text = print_label(set, layout, column, values[column]);
-			value = alloc_value(set, kind, name, text, strlen(text));
+				return alloc_value(set, kind, name, NULL, 0, &binary);
 			copy = arena_alloc(set, Max(key->len, 1));
 			memcpy(copy, key->key.bytes, key->len);
-			value->key.binary.bytes = copy;
-			value->key.binary.len = key->len;
-			return value;
+			binary.bytes = copy;
+			text = print_label(set, layout, column, values[column]);
+			return alloc_value(set, kind, name, text, strlen(text), &binary);
 		case PROM_LABEL_CONST:
 			break;
 	}
@@ -856,40 +880,64 @@ static void
 look_up_shared_values(PromSeriesSet *set, PromLayout *layout,
 					  const Datum *values)
 {
-	int			i;
+	int			k;
 
-	for (i = 0; i < layout->ncolumns; i++)
+	for (k = 0; k < layout->nkeys; k++)
 	{
-		if (layout->kinds[i] == PROM_LABEL_CONST)
-			layout->row_values[i] = layout->values[i].slots[0].value;
-		else if (layout->values[i].interning)
-			layout->row_values[i] = column_value(set, layout, i, values);
-		else
-			layout->row_values[i] = NULL;
+		int			i = layout->key_columns[k];
+
+		layout->row_values[i] = layout->values[i].interning ?
+			column_value(set, layout, i, values) : NULL;
 	}
+}
+
+/* Set up an empty block for the given number of samples, based at t. */
+static inline void
+init_block(PromSampleBlock *block, uint32 capacity, int64 t)
+{
+	block->next = NULL;
+	block->base = t;
+	block->count = 0;
+	block->capacity = capacity;
 }
 
 /*
  * Create a series for the current row's keys, whose shared values are looked
  * up (layout->row_values): its values of its own, those of the columns whose
- * values are not looked up, are made here.
+ * values are not looked up, are made here.  Its first block, for a sample of
+ * time t, is made with it: as large as the series made before it is now
+ * (which, when each series' rows come together, is all of that series, and
+ * this one often has as many samples).
  */
 static PromSeries *
-create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values)
+create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
+			  int64 t)
 {
-	int			ncolumns = layout->ncolumns;
+	uint32		capacity = BLOCK_FIRST_CAPACITY;
 	PromSeries *series;
-	int			i;
+	int			k;
 
 	CHECK_FOR_INTERRUPTS();
+	if (set->nseries > 0)
+		capacity = Min(Max((uint32) set->series[set->nseries - 1]->nsamples,
+						   BLOCK_FIRST_CAPACITY), BLOCK_MAX_CAPACITY);
 	series = arena_alloc(set, offsetof(PromSeries, values) +
-						 sizeof(PromLabelValue *) * ncolumns);
+						 sizeof(PromLabelValue *) * layout->nkeys +
+						 offsetof(PromSampleBlock, samples) +
+						 sizeof(PromStoredSample) * capacity);
 	memset(series, 0, offsetof(PromSeries, values));
 	series->layout = layout;
-	for (i = 0; i < ncolumns; i++)
-		series->values[i] = layout->row_values[i] != NULL ?
+	series->nvalues = layout->nkeys;
+	for (k = 0; k < layout->nkeys; k++)
+	{
+		int			i = layout->key_columns[k];
+
+		series->values[k] = layout->row_values[i] != NULL ?
 			layout->row_values[i] : new_value(set, layout, i, values);
+	}
 	series->message_bytes = PromSeriesLabelsSize(series);
+	series->tail = PromSeriesHead(series);
+	init_block(series->tail, capacity, t);
 
 	append_series(set, &set->series, &set->nseries, &set->series_capacity,
 				  series);
@@ -899,22 +947,18 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values)
 
 /*
  * Make room for a sample of time t of a series whose tail block is full or
- * cannot hold t (more than 24.8 days from its base), or which has none; a
- * new block's base is t.  A full tail block that can hold t and is the
- * newest allocation of the arena (the series of the rows before, when each
- * series' rows come together) grows in place by one sample, so that such a
- * series' samples are one block without slack, or, where its chunk ends, a
- * small block that grows in place in the next.  Otherwise a new block is
- * chained: twice as large as the tail, or what remains of the series' share
- * of the rows its source expects when that is less or at most twice the
- * doubling (so that a share is not split over two blocks of which the
- * second is small), or, once the series holds its share (the estimate was
- * low for it), an eighth of what it holds (at least
- * BLOCK_PAST_SHARE_CAPACITY), so that a series a little over its share gets
- * a little more room, not as much again; for the first block of the newest
- * series, as large as the series made before it is now (which, when each
- * series' rows come together, is all of that series, and this one often has
- * as many samples).
+ * cannot hold t (more than 24.8 days from its base); a new block's base is
+ * t.  A full tail block that can hold t and is the newest allocation of the
+ * arena (the series of the rows before, when each series' rows come
+ * together) grows in place by one sample, so that such a series' samples
+ * are one block without slack, or, where its chunk ends, a small block that
+ * grows in place in the next.  Otherwise a new block is chained: twice as
+ * large as the tail, or what remains of the series' share of the rows its
+ * source expects when that is less or at most twice the doubling (so that a
+ * share is not split over two blocks of which the second is small), or,
+ * once the series holds its share (the estimate was low for it), an eighth
+ * of what it holds (at least BLOCK_PAST_SHARE_CAPACITY), so that a series a
+ * little over its share gets a little more room, not as much again.
  */
 static pg_noinline PromSampleBlock *
 grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
@@ -923,7 +967,7 @@ grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
 	PromSampleBlock *tail = series->tail;
 	uint32		capacity = BLOCK_FIRST_CAPACITY;
 
-	if (tail != NULL && PromBlockHolds(tail, t) &&
+	if (PromBlockHolds(tail, t) &&
 		PromArenaIsNewest(set->arena, &tail->samples[tail->capacity]))
 	{
 		if (PromArenaExtend(set->arena, sizeof(PromStoredSample)))
@@ -933,7 +977,7 @@ grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
 		}
 		/* its chunk is full: the next block grows in place in turn */
 	}
-	else if (tail != NULL)
+	else
 	{
 		/* a doubling, but no more than the expected rows call for */
 		double		share = ceil(layout->expected_rows / layout->nseries);
@@ -956,14 +1000,6 @@ grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
 										 BLOCK_PAST_SHARE_CAPACITY));
 		}
 	}
-	else if (set->nseries >= 2 && set->series[set->nseries - 1] == series)
-	{
-		/* room for as many samples as that series has */
-		uint32		previous = set->series[set->nseries - 2]->nsamples;
-
-		capacity = Min(Max(previous, BLOCK_FIRST_CAPACITY),
-					   BLOCK_MAX_CAPACITY);
-	}
 	return PromChainBlock(set, series, capacity, t);
 }
 
@@ -978,14 +1014,8 @@ PromChainBlock(PromSeriesSet *set, PromSeries *series, uint32 capacity,
 	PromSampleBlock *block = arena_alloc(set, offsetof(PromSampleBlock, samples) +
 										 sizeof(PromStoredSample) * capacity);
 
-	block->next = NULL;
-	block->base = base;
-	block->count = 0;
-	block->capacity = capacity;
-	if (series->tail != NULL)
-		series->tail->next = block;
-	else
-		series->head = block;
+	init_block(block, capacity, base);
+	series->tail->next = block;
 	series->tail = block;
 	return block;
 }
@@ -1025,7 +1055,7 @@ PromMarkUnsorted(PromSeriesSet *set, PromSeries *series)
  */
 static pg_noinline PromSeries *
 series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
-			   const bool *isnull)
+			   const bool *isnull, int64 t)
 {
 	uint64		hash = hash_row(layout);
 	uint32		empty;
@@ -1041,7 +1071,7 @@ series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	series = find_series(set, layout, hash, &empty);
 	if (series == NULL)
 	{
-		series = create_series(set, layout, values);
+		series = create_series(set, layout, values, t);
 		index_series(set, hash, empty);
 		/*
 		 * the next row is likely the new series' own when the series of the
@@ -1093,7 +1123,7 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 			if (series == NULL || series->layout != layout ||
 				!keys_equal(layout, series))
 			{
-				series = series_of_keys(set, layout, values, isnull);
+				series = series_of_keys(set, layout, values, isnull, t);
 				if (previous != NULL)
 					previous->successor = series;
 			}
@@ -1101,17 +1131,16 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 		}
 	}
 
-	/* the tail block is never empty: it is made for a sample */
+	/* the tail block is empty only in a series just made */
 	block = series->tail;
 	if (series == previous ? t <= set->last_t :
-		block != NULL && t <= PromBlockTime(block, block->count - 1))
+		block->count > 0 && t <= PromBlockTime(block, block->count - 1))
 	{
 		if (!series->needs_sort)
 			PromMarkUnsorted(set, series);
 	}
 	set->last_t = t;
-	if (unlikely(block == NULL || block->count == block->capacity ||
-				 !PromBlockHolds(block, t)))
+	if (unlikely(block->count == block->capacity || !PromBlockHolds(block, t)))
 		block = grow_samples(set, series, t);
 	PromBlockStore(block, block->count, t, v);
 
@@ -1144,7 +1173,7 @@ PromSeriesCopySamples(const PromSeries *series, PromSample *samples)
 	const PromSampleBlock *block;
 	int64		n = 0;
 
-	for (block = series->head; block != NULL; block = block->next)
+	for (block = PromSeriesHead(series); block != NULL; block = block->next)
 	{
 		uint32		j;
 
@@ -1169,9 +1198,9 @@ PromSeriesLabels(const PromSeries *series, PromLabelRef *labels)
 	for (i = 0; i < layout->ncolumns; i++)
 	{
 		int			column = layout->name_order[i];
-		const PromLabelValue *value = series->values[column];
+		const PromLabelValue *value = series_value(series, column);
 
-		if (value->text_len == 0)
+		if (!value_is_present(value))
 			continue;
 		labels[n].name = layout->names[column];
 		labels[n].name_len = layout->name_lens[column];
@@ -1185,23 +1214,18 @@ PromSeriesLabels(const PromSeries *series, PromLabelRef *labels)
 /*
  * Bytes of a series' labels as repeated Label fields numbered 1: those of
  * its present values, added up in the layout's order, without gathering
- * them in name order first.
+ * them in name order first; its CONST labels' are the layout's.
  */
 Size
 PromSeriesLabelsSize(const PromSeries *series)
 {
 	const PromLayout *layout = series->layout;
-	Size		size = 0;
-	int			i;
+	Size		size = layout->const_labels_size;
+	int			k;
 
-	for (i = 0; i < layout->ncolumns; i++)
-	{
-		int32		len = series->values[i]->text_len;
-
-		if (len != 0)
-			size += wire_len_field_size(wire_label_size(layout->name_lens[i],
-														len));
-	}
+	for (k = 0; k < layout->nkeys; k++)
+		size += label_field_size(layout, layout->key_columns[k],
+								 series->values[k]);
 	return size;
 }
 

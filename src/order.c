@@ -178,11 +178,11 @@ gather_values(PromSeriesSet *set, NameValues *names, int nnames,
 		memset(row, 0, sizeof(uint32) * nnames);
 		for (c = 0; c < row_layout->ncolumns; c++)
 		{
-			PromLabelValue *value = series->values[c];
+			PromLabelValue *value = series_value(series, c);
 			int			name_index = row_layout->name_index[c];
 			NameValues *name = &names[name_index];
 
-			if (value->text_len == 0)
+			if (!value_is_present(value))
 				continue;
 			if (value->ordinal == 0)
 			{
@@ -423,7 +423,7 @@ PromSortSeries(PromSeriesSet *set)
 			set->result_bytes -= series_field_bytes(s);
 			set_message_bytes(set, into, into->message_bytes +
 							  s->message_bytes - PromSeriesLabelsSize(s));
-			into->tail->next = s->head;
+			into->tail->next = PromSeriesHead(s);
 			into->tail = s->tail;
 			into->nsamples += s->nsamples;
 			s->needs_sort = false;
@@ -533,7 +533,7 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 	 * one more is chained.  Blocks left over become empty.
 	 */
 	i = 0;
-	for (block = series->head; block != NULL; block = block->next)
+	for (block = PromSeriesHead(series); block != NULL; block = block->next)
 	{
 		block->count = 0;
 		if (i < kept)

@@ -217,23 +217,33 @@ typedef struct PromLabelRef
 } PromLabelRef;
 
 /*
- * One series: its label values (one per column of its layout, each a
- * distinct value shared by the series that have it), its samples in blocks.
+ * One series: its label values (one per column of its layout read from
+ * rows, in the layout's order of such columns, each a distinct value shared
+ * by the series that have it; its CONST columns' values are the layout's),
+ * its samples in blocks.
  */
 typedef struct PromSeries
 {
 	const PromLayout *layout;
 	bool		needs_sort;		/* samples out of time order (it is in its
 								 * set's list of series to sort) */
+	uint16		nvalues;		/* its label values */
 	int32		nsamples;		/* at most promread.max_samples */
 	Size		message_bytes;	/* its TimeSeries message in a SAMPLES
 								 * response: its labels, and its samples
 								 * added up as they arrive */
-	PromSampleBlock *head;
-	PromSampleBlock *tail;
+	PromSampleBlock *tail;		/* its last block */
 	struct PromSeries *successor;	/* the series that followed it last */
 	PromLabelValue *values[FLEXIBLE_ARRAY_MEMBER];
+	/* then its first block, PromSeriesHead */
 } PromSeries;
+
+/* The first of a series' blocks, made with it after its values. */
+static inline PromSampleBlock *
+PromSeriesHead(const PromSeries *series)
+{
+	return (PromSampleBlock *) &series->values[series->nvalues];
+}
 
 /*
  * A finished set's series are read in label order, not in the order of
@@ -275,12 +285,12 @@ PromPrefetchSeries(PromSeries *const *series, int i, int nseries)
 	if (i + PROM_SERIES_AHEAD < nseries)
 		PromPrefetchFourLines(series[i + PROM_SERIES_AHEAD]);
 	if (i + PROM_BLOCK_AHEAD < nseries)
-		PromPrefetchFourLines(series[i + PROM_BLOCK_AHEAD]->head);
+		PromPrefetchFourLines(PromSeriesHead(series[i + PROM_BLOCK_AHEAD]));
 	if (i + PROM_NEXT_BLOCK_AHEAD < nseries)
 	{
-		const PromSampleBlock *head = series[i + PROM_NEXT_BLOCK_AHEAD]->head;
+		const PromSampleBlock *head = PromSeriesHead(series[i + PROM_NEXT_BLOCK_AHEAD]);
 
-		if (head != NULL && head->next != NULL)
+		if (head->next != NULL)
 		{
 			__builtin_prefetch(head->next);
 			__builtin_prefetch((const char *) head->next + PROM_CACHE_LINE);

@@ -175,7 +175,7 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			}
 			p = wire_put_len_header(p, TIMESERIES_FIELD, series->message_bytes);
 			p = put_labels(p, labels, nlabels);
-			self->block = series->head;
+			self->block = PromSeriesHead(series);
 			self->done = 0;
 		}
 		while (self->block != NULL)

@@ -180,7 +180,7 @@ prom_series(PG_FUNCTION_ARGS)
 		PromPrefetchSeries(series, i, nseries);
 		ts_array = new_array8(TIMESTAMPTZOID, series[i]->nsamples, &ts_data);
 		value_array = new_array8(FLOAT8OID, series[i]->nsamples, &value_data);
-		for (block = series[i]->head; block != NULL; block = block->next)
+		for (block = PromSeriesHead(series[i]); block != NULL; block = block->next)
 		{
 			uint32		j;
 

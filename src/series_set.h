@@ -26,31 +26,53 @@ typedef struct RowKey
 } RowKey;
 
 /*
- * A distinct value of one label column: what it reads, and what identifies
- * it.  Its label text follows it in the same allocation.  A TEXT, NAME or
- * CONST value is identified by its text and is allocated without a key; an
- * ENUM or SCALAR value by its Datum, and is allocated without the rest of
- * the union; a BINARY value by its bytes.  The NULL of an ENUM, SCALAR or
- * BINARY column is the value without a text.
+ * A distinct value of one label column: its label text, and before it, in
+ * the same allocation, the key that identifies it where the text does not.
+ * A TEXT, NAME or CONST value is identified by its text and has no key; an
+ * ENUM or SCALAR value is preceded by its Datum (value_scalar), a BINARY
+ * value by its bytes (value_binary).  The NULL of an ENUM, SCALAR or BINARY
+ * column is the value without a text; a NULL TEXT or NAME key is the empty
+ * text, which is absent too.
  */
 struct PromLabelValue
 {
-	const char *text;			/* label value; absent when text_len is 0;
-								 * NULL for a NULL key */
-	int32		text_len;
+	int32		text_len;		/* PROM_VALUE_NULL for a NULL key, which has
+								 * no text; absent when not above 0 */
 	uint32		ordinal;		/* order in which finishing the set met it
 								 * among the values of its label name, from
 								 * 1; 0 before */
-	union
-	{
-		Datum		scalar;		/* ENUM, SCALAR */
-		struct
-		{
-			const char *bytes;
-			int32		len;
-		}			binary;		/* BINARY */
-	}			key;
+	char		text[FLEXIBLE_ARRAY_MEMBER];	/* NUL-terminated */
 };
+
+#define PROM_VALUE_NULL		(-1)
+
+/* The key of a BINARY value: its bytes. */
+typedef struct BinaryKey
+{
+	const char *bytes;
+	int32		len;
+} BinaryKey;
+
+/* Is a value a label of its series (not empty, not NULL)? */
+static inline bool
+value_is_present(const PromLabelValue *value)
+{
+	return value->text_len > 0;
+}
+
+/* The Datum an ENUM or SCALAR value is identified by (0 for its NULL). */
+static inline Datum
+value_scalar(const PromLabelValue *value)
+{
+	return ((const Datum *) value)[-1];
+}
+
+/* The key a BINARY value is identified by. */
+static inline const BinaryKey *
+value_binary(const PromLabelValue *value)
+{
+	return ((const BinaryKey *) value) - 1;
+}
 
 /* A slot of a column's table of values; the hash spares most lookups. */
 typedef struct ValueSlot
@@ -112,6 +134,12 @@ struct PromLayout
 	int			nkeys;			/* columns read from rows: all but CONST */
 	uint16	   *key_columns;	/* TEXT ones, then ENUM and SCALAR ones, then
 								 * NAME and BINARY ones */
+	int16	   *key_of;			/* column to its place in key_columns, which
+								 * is that of its value in a series; -1 for
+								 * CONST */
+	PromLabelValue **const_values;	/* column to its value, for CONST */
+	Size		const_labels_size;	/* bytes of the CONST labels as Label
+									 * fields */
 	int			ntext;			/* how many are TEXT */
 	int			nscalar;		/* how many are ENUM or SCALAR */
 	uint64		seed;			/* distinguishes layouts in the hash */
@@ -164,6 +192,19 @@ struct PromSeriesSet
 	int			nlayouts;
 	bool		finished;
 };
+
+/*
+ * The value of a column for a series: its own, or its layout's for a CONST
+ * column.
+ */
+static inline PromLabelValue *
+series_value(const PromSeries *series, int column)
+{
+	const PromLayout *layout = series->layout;
+	int			key = layout->key_of[column];
+
+	return key >= 0 ? series->values[key] : layout->const_values[column];
+}
 
 /* Compare two byte strings as Go compares strings. */
 static inline int

@@ -272,6 +272,20 @@ SELECT prom_register('sparse');
 SELECT labels FROM prom_series('sparse', '2024-01-01', '2024-01-02');
 SELECT labels FROM prom_series('kinds{env="dev"}', '2024-01-01', '2024-01-02');
 
+-- an enum value '' and a NULL are different keys of one label set (the
+-- label absent): one series, its samples in time order; the NULL of an
+-- integer and its zero stay apart (above), as do '' and 'prod'
+CREATE TYPE blank_env AS ENUM ('', 'prod');
+CREATE TABLE blank (t timestamptz, env blank_env, v float8);
+INSERT INTO blank VALUES
+	('2024-01-01 00:00:03', '', 3),
+	('2024-01-01 00:00:01', NULL, 1),
+	('2024-01-01 00:00:02', 'prod', 2),
+	('2024-01-01 00:00:04', NULL, 4),
+	('2024-01-01 00:00:02', '', 2);
+SELECT prom_register('blank');
+SELECT labels, ts, value FROM prom_series('blank', '2024-01-01', '2024-01-02');
+
 DROP TABLE m, typed, local_ts, epoch_ms, int_values, toasted, compressed,
-	one_byte, unique_host, kinds, sparse;
-DROP TYPE series_env, sparse_env;
+	one_byte, unique_host, kinds, sparse, blank;
+DROP TYPE series_env, sparse_env, blank_env;
