@@ -56,20 +56,22 @@
  * values is looked up in its column's table of distinct values (before the
  * probe, above), and only a value not seen before is copied into the set's
  * arena, validated as UTF-8 and turned into its label text, which the value
- * holds in the same allocation: a text value is its own label text (16
+ * holds in the same allocation: a text value is its own label text (8
  * bytes and the text), an enum value's comes from a per-backend cache of
  * the enum's labels (enum_cache.c), another type's from its output
- * function.  So a label repeated across series (a datacenter, an
- * environment) is stored and converted once, and series point to it.  A
- * column whose values turn out to be nearly all distinct (a host name per
- * series) stops being looked up, and each new series gets its own value.
- * A series' labels are its present values (not empty), in the layout's
- * order of names.
+ * function (such a value's key, its Datum or bytes, lies before it).  So a
+ * label repeated across series (a datacenter, an environment) is stored and
+ * converted once, and series point to it; a CONST label (the metric name)
+ * is the layout's, and series do not point to it.  A column whose values
+ * turn out to be nearly all distinct (a host name per series) stops being
+ * looked up, and each new series gets its own value.  A series' labels are
+ * its present values (not empty), in the layout's order of names.
  *
  * Samples are appended to a chain of blocks owned by the series, allocated
  * from the set's arena (arena.c: memory reused between calls, so that its
- * pages are not faulted in again): the first block as large as the
- * previous new series is by then, growing in place while it is the arena's
+ * pages are not faulted in again): the first block with the series, after
+ * its values, as large as the previous new series is by then, growing in
+ * place while it is the arena's
  * newest allocation (so when each series' rows come together, a series'
  * samples are one block without slack), then doubling capacities up to 1024
  * samples, but no more than what remains of the series' share of the rows
@@ -84,9 +86,10 @@
  * its samples arrived in strictly increasing time (only those that did not
  * are sorted when the set is finished; a row of the series of the row
  * before is compared with that row's time, which the set keeps, rather than
- * with its block's last sample) and adds up the bytes of its message in a SAMPLES response (its labels' when it is
- * made, each sample's while the sample is at hand), so that the response is
- * sized without reading the series again.  Finishing (order.c) sorts the
+ * with its block's last sample) and adds up the bytes of its message in a
+ * SAMPLES response (its labels' when it is made, each sample's while the
+ * sample is at hand), so that the response is sized without reading the
+ * series again.  Finishing (order.c) sorts the
  * series once.
  *
  *-------------------------------------------------------------------------

@@ -246,21 +246,20 @@ PromSeriesHead(const PromSeries *series)
 }
 
 /*
- * A finished set's series are read in label order, not in the order of
- * their memory, so each would be a few cache misses.  While series i is
- * read, PromPrefetchSeries asks for the series PROM_SERIES_AHEAD places on
- * (its header and what was allocated with it: its new label values, often
- * its first sample block); its header having arrived by then, for the first
- * sample block of the series PROM_BLOCK_AHEAD places on (four lines: a block
- * of ten samples, however it falls across lines; with three, a series
- * whose block ended just past the third line paid a miss, and series of
- * one size all fell alike); and, that block's
- * header having arrived, for the second block of the series
- * PROM_NEXT_BLOCK_AHEAD places on (series that interleave have their second
- * block elsewhere).  GCC takes a function that only prefetches for one
- * without effects and drops its calls unless it is inlined first, hence
- * always_inline; and it drops a loop that only prefetches, hence the lines
- * one by one.
+ * A finished set's series are read in label order, not in the order of their
+ * memory, so each would be a few cache misses.  While series i is read,
+ * PromPrefetchSeries asks for the series PROM_SERIES_AHEAD places on (its
+ * header and what was allocated after it: its first sample block, then its
+ * new label values); its header having arrived by then, for the first sample
+ * block of the series PROM_BLOCK_AHEAD places on (four lines: a block of ten
+ * samples, however it falls across lines; with three, a series whose block
+ * ended just past the third line paid a miss, and series of one size all
+ * fell alike); and, that block's header having arrived, for the second block
+ * of the series PROM_NEXT_BLOCK_AHEAD places on (series that interleave have
+ * their second block elsewhere).  GCC takes a function that only prefetches
+ * for one without effects and drops its calls unless it is inlined first,
+ * hence always_inline; and it drops a loop that only prefetches, hence the
+ * lines one by one.
  */
 #define PROM_SERIES_AHEAD	8
 #define PROM_BLOCK_AHEAD	4
