@@ -71,26 +71,25 @@
  * from the set's arena (arena.c: memory reused between calls, so that its
  * pages are not faulted in again): the first block with the series, after
  * its values, as large as the previous new series is by then, growing in
- * place while it is the arena's
- * newest allocation (so when each series' rows come together, a series'
- * samples are one block without slack), then doubling capacities up to 1024
- * samples, but no more than what remains of the series' share of the rows
- * its scan's plan expects (so when series interleave, the last block is not
- * half empty; and all that remains when it is at most twice the doubling),
- * and past that share an eighth of what the series holds: 12 bytes per
- * sample (a block stores each sample's time as an offset from a base of its
- * own, and starts anew when a time is more than 24.8 days from it) plus a
- * bounded slack, no per-row allocation.  Each sample stored asks for the
- * next line of its block, so that interleaved series, whose stores the
- * hardware does not follow, find it in the cache.  A series notes whether
- * its samples arrived in strictly increasing time (only those that did not
- * are sorted when the set is finished; a row of the series of the row
- * before is compared with that row's time, which the set keeps, rather than
- * with its block's last sample) and adds up the bytes of its message in a
- * SAMPLES response (its labels' when it is made, each sample's while the
- * sample is at hand), so that the response is sized without reading the
- * series again.  Finishing (order.c) sorts the
- * series once.
+ * place while it is the arena's newest allocation (so when each series' rows
+ * come together, a series' samples are one block without slack), then
+ * doubling capacities up to 1024 samples, but no more than what remains of
+ * the series' share of the rows its scan's plan expects (so when series
+ * interleave, the last block is not half empty; and all that remains when it
+ * is at most twice the doubling), and past that share an eighth of what the
+ * series holds: 12 bytes per sample (a block stores each sample's time as an
+ * offset from a base of its own, and starts anew when a time is more than
+ * 24.8 days from it) plus a bounded slack, no per-row allocation.  Each
+ * sample stored asks for the next line of its block, so that interleaved
+ * series, whose stores the hardware does not follow, find it in the cache.
+ * A series notes whether its samples arrived in strictly increasing time
+ * (only those that did not are sorted when the set is finished; a row of the
+ * series of the row before is compared with that row's time, which the set
+ * keeps, rather than with its block's last sample) and adds up the bytes of
+ * its message in a SAMPLES response (its labels' when it is made, each
+ * sample's while the sample is at hand), so that the response is sized
+ * without reading the series again.  Finishing (order.c) sorts the series
+ * once.
  *
  *-------------------------------------------------------------------------
  */
