@@ -266,18 +266,19 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 			get_typlenbyval(types[i], &layout->typlens[i], &byval);
 		}
 
-		table->mask = VALUE_TABLE_FIRST - 1;
-		table->slots = set_alloc_array(set, sizeof(ValueSlot) * VALUE_TABLE_FIRST);
-		memset(table->slots, 0, sizeof(ValueSlot) * VALUE_TABLE_FIRST);
-		table->interning = true;
 		if (kinds[i] == PROM_LABEL_CONST)
 		{
-			/* the one value of a constant label */
+			/* the one value of a constant label, the layout's; no table */
 			layout->const_values[i] = alloc_value(set, PROM_LABEL_CONST, names[i],
 												  const_values[i],
 												  strlen(const_values[i]), NULL);
-			table->slots[0].value = layout->const_values[i];
-			table->count = 1;
+		}
+		else
+		{
+			table->mask = VALUE_TABLE_FIRST - 1;
+			table->slots = set_alloc_array(set, sizeof(ValueSlot) * VALUE_TABLE_FIRST);
+			memset(table->slots, 0, sizeof(ValueSlot) * VALUE_TABLE_FIRST);
+			table->interning = true;
 		}
 
 		/* insertion sort of the name order; layouts are small */

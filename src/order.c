@@ -154,12 +154,14 @@ gather_values(PromSeriesSet *set, NameValues *names, int nnames,
 	int			u;
 
 	/*
-	 * Room for a name's values: a column's distinct values, or one per
-	 * series where the column stopped looking its values up.
+	 * Room for a name's values: a CONST column's one, a column's distinct
+	 * values, or one per series where the column stopped looking its values
+	 * up.
 	 */
 	for (layout = set->layouts; layout != NULL; layout = layout->next)
 		for (i = 0; i < layout->ncolumns; i++)
 			names[layout->name_index[i]].capacity +=
+				layout->kinds[i] == PROM_LABEL_CONST ? 1 :
 				layout->values[i].interning ? layout->values[i].count :
 				(uint32) set->nseries;
 	for (u = 0; u < nnames; u++)

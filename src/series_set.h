@@ -82,9 +82,10 @@ typedef struct ValueSlot
 } ValueSlot;
 
 /*
- * The distinct values of one column: an open-addressing table, given up for
- * a column whose values are nearly all distinct (a host name per series),
- * whose series then get values of their own.
+ * The distinct values of one column read from rows: an open-addressing
+ * table, given up for a column whose values are nearly all distinct (a host
+ * name per series), whose series then get values of their own.  A CONST
+ * column has none (its value is the layout's).
  */
 typedef struct ValueTable
 {
