@@ -204,8 +204,7 @@ label_field_size(const PromLayout *layout, int column,
 {
 	if (!value_is_present(value))
 		return 0;
-	return wire_len_field_size(wire_label_size(layout->name_lens[column],
-											   value->text_len));
+	return wire_label_field_size(layout->name_lens[column], value->text_len);
 }
 
 /*

@@ -227,7 +227,10 @@ typedef struct PromSeries
 	const PromLayout *layout;
 	bool		needs_sort;		/* samples out of time order (it is in its
 								 * set's list of series to sort) */
-	uint16		nvalues;		/* its label values */
+	uint16		nvalues;		/* its label values: its layout's columns read
+								 * from rows, kept here (in what was padding)
+								 * so that its first block is found without
+								 * reading its layout */
 	int32		nsamples;		/* at most promread.max_samples */
 	Size		message_bytes;	/* its TimeSeries message in a SAMPLES
 								 * response: its labels, and its samples

@@ -43,8 +43,7 @@ labels_size(const PromLabelRef *labels, int n)
 	int			i;
 
 	for (i = 0; i < n; i++)
-		size += wire_len_field_size(wire_label_size(labels[i].name_len,
-													labels[i].value_len));
+		size += wire_label_field_size(labels[i].name_len, labels[i].value_len);
 	return size;
 }
 

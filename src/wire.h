@@ -154,6 +154,13 @@ wire_label_size(Size name_len, Size value_len)
 	return wire_len_field_size(name_len) + wire_len_field_size(value_len);
 }
 
+/* Bytes of a Label message as a length-delimited field of its parent. */
+static inline Size
+wire_label_field_size(Size name_len, Size value_len)
+{
+	return wire_len_field_size(wire_label_size(name_len, value_len));
+}
+
 /* Write the tag and length of a length-delimited field. */
 static inline char *
 wire_put_len_header(char *p, int field, Size len)
