@@ -216,6 +216,7 @@ put_xor(XorWriter *w, uint64 x, uint8 *leading, uint8 *trailing)
 /* A position in a series' chain of sample blocks. */
 typedef struct SampleCursor
 {
+	const PromSeries *series;
 	const PromSampleBlock *block;
 	uint32		index;
 } SampleCursor;
@@ -226,10 +227,10 @@ cursor_has_more(SampleCursor *cursor)
 {
 	while (cursor->block != NULL && cursor->index >= cursor->block->count)
 	{
-		cursor->block = cursor->block->next;
+		cursor->block = PromSeriesNextBlock(cursor->series, cursor->block);
 		cursor->index = 0;
 		if (cursor->block != NULL)
-			PromPrefetchNextBlock(cursor->block);
+			PromPrefetchNextBlock(cursor->series, cursor->block);
 	}
 	return cursor->block != NULL;
 }
@@ -447,9 +448,10 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 		PromPrefetchSeries(series, i, nseries);
 		labels_size = PromSeriesLabelsSize(series[i]);
 		series_size = labels_size;
+		cursor.series = series[i];
 		cursor.block = PromSeriesHead(series[i]);
 		cursor.index = 0;
-		PromPrefetchNextBlock(cursor.block);
+		PromPrefetchNextBlock(cursor.series, cursor.block);
 		while (cursor_has_more(&cursor))
 		{
 			ChunkRef   *chunk = scratch_next_chunk(&scratch);

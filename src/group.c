@@ -897,7 +897,6 @@ look_up_shared_values(PromSeriesSet *set, PromLayout *layout,
 static inline void
 init_block(PromSampleBlock *block, uint32 capacity, int64 t)
 {
-	block->next = NULL;
 	block->base = t;
 	block->count = 0;
 	block->capacity = capacity;
@@ -1005,6 +1004,32 @@ grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
 	return PromChainBlock(set, series, capacity, t);
 }
 
+/* Set the link before a chained block. */
+static inline void
+set_link(PromSampleBlock *block, PromSampleBlock *linked)
+{
+	((PromSampleBlock **) block)[-1] = linked;
+}
+
+/*
+ * Make a chained block the last of a series' blocks, linked as promread.h's
+ * comment on PromSampleBlock says.
+ */
+static void
+link_block(PromSeries *series, PromSampleBlock *block)
+{
+	PromSampleBlock *tail = series->tail;
+
+	if (tail == PromSeriesHead(series))
+		set_link(block, block); /* the first chained block, and the last */
+	else
+	{
+		set_link(block, PromBlockLinked(tail));
+		set_link(tail, block);
+	}
+	series->tail = block;
+}
+
 /*
  * Chain an empty block for the given number of samples, based at the given
  * time, to a series' blocks.
@@ -1013,13 +1038,38 @@ PromSampleBlock *
 PromChainBlock(PromSeriesSet *set, PromSeries *series, uint32 capacity,
 			   int64 base)
 {
-	PromSampleBlock *block = arena_alloc(set, offsetof(PromSampleBlock, samples) +
-										 sizeof(PromStoredSample) * capacity);
+	char	   *start = arena_alloc(set, sizeof(PromSampleBlock *) +
+									offsetof(PromSampleBlock, samples) +
+									sizeof(PromStoredSample) * capacity);
+	PromSampleBlock *block = (PromSampleBlock *) (start + sizeof(PromSampleBlock *));
 
 	init_block(block, capacity, base);
-	series->tail->next = block;
-	series->tail = block;
+	link_block(series, block);
 	return block;
+}
+
+/*
+ * Give a series the samples of another of the same label set, after its own:
+ * the other's chained blocks, and a copy of its head, which has no link.
+ */
+void
+PromAppendBlocks(PromSeriesSet *set, PromSeries *into, const PromSeries *from)
+{
+	const PromSampleBlock *head = PromSeriesHead(from);
+	PromSampleBlock *block = PromSeriesNextBlock(from, head);
+	PromSampleBlock *copy;
+
+	copy = PromChainBlock(set, into, head->count, head->base);
+	memcpy(copy->samples, head->samples, sizeof(PromStoredSample) * head->count);
+	copy->count = head->count;
+	while (block != NULL)
+	{
+		/* read before linking the block changes its link */
+		PromSampleBlock *next = PromSeriesNextBlock(from, block);
+
+		link_block(into, block);
+		block = next;
+	}
 }
 
 /*
@@ -1175,7 +1225,8 @@ PromSeriesCopySamples(const PromSeries *series, PromSample *samples)
 	const PromSampleBlock *block;
 	int64		n = 0;
 
-	for (block = PromSeriesHead(series); block != NULL; block = block->next)
+	for (block = PromSeriesHead(series); block != NULL;
+		 block = PromSeriesNextBlock(series, block))
 	{
 		uint32		j;
 

@@ -425,8 +425,7 @@ PromSortSeries(PromSeriesSet *set)
 			set->result_bytes -= series_field_bytes(s);
 			set_message_bytes(set, into, into->message_bytes +
 							  s->message_bytes - PromSeriesLabelsSize(s));
-			into->tail->next = PromSeriesHead(s);
-			into->tail = s->tail;
+			PromAppendBlocks(set, into, s);
 			into->nsamples += s->nsamples;
 			s->needs_sort = false;
 			PromMarkUnsorted(set, into);
@@ -535,7 +534,8 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 	 * one more is chained.  Blocks left over become empty.
 	 */
 	i = 0;
-	for (block = PromSeriesHead(series); block != NULL; block = block->next)
+	for (block = PromSeriesHead(series); block != NULL;
+		 block = PromSeriesNextBlock(series, block))
 	{
 		block->count = 0;
 		if (i < kept)
@@ -546,7 +546,7 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 			PromBlockStore(block, block->count++, samples[i].t, samples[i].v);
 			i++;
 		}
-		if (block->next == NULL && i < kept)
+		if (block == series->tail && i < kept)
 			PromChainBlock(set, series, (uint32) (kept - i), samples[i].t);
 	}
 	message_bytes = PromSeriesLabelsSize(series);

@@ -145,10 +145,16 @@ typedef struct PromStoredSample
  * A run of samples of one series; a series owns a chain of them.  Every
  * sample of a block lies within an int32 of milliseconds (24.8 days) of the
  * block's base, counted modulo 2^64 so that no time overflows.
+ *
+ * A series' first block, its head, is made with it (PromSeriesHead); the
+ * others are chained as it grows, each with a link before it
+ * (PromBlockLinked).  The series points to its last block; the last block's
+ * link is the first chained block, and every other chained block's the one
+ * after it.  So the head needs no link: most series have only their head,
+ * and each saves a pointer.  PromSeriesNextBlock walks them in order.
  */
 typedef struct PromSampleBlock
 {
-	struct PromSampleBlock *next;
 	int64		base;			/* time its samples are offsets from */
 	uint32		count;
 	uint32		capacity;
@@ -248,6 +254,22 @@ PromSeriesHead(const PromSeries *series)
 	return (PromSampleBlock *) &series->values[series->nvalues];
 }
 
+/* The link before a chained block (see PromSampleBlock). */
+static inline PromSampleBlock *
+PromBlockLinked(const PromSampleBlock *block)
+{
+	return ((PromSampleBlock *const *) block)[-1];
+}
+
+/* The block of a series after the given one; NULL after the last. */
+static inline PromSampleBlock *
+PromSeriesNextBlock(const PromSeries *series, const PromSampleBlock *block)
+{
+	if (block == series->tail)
+		return NULL;
+	return PromBlockLinked(block == PromSeriesHead(series) ? series->tail : block);
+}
+
 /*
  * A finished set's series are read in label order, not in the order of their
  * memory, so each would be a few cache misses.  While series i is read,
@@ -257,12 +279,12 @@ PromSeriesHead(const PromSeries *series)
  * block of the series PROM_BLOCK_AHEAD places on (four lines: a block of ten
  * samples, however it falls across lines; with three, a series whose block
  * ended just past the third line paid a miss, and series of one size all
- * fell alike); and, that block's header having arrived, for the second block
- * of the series PROM_NEXT_BLOCK_AHEAD places on (series that interleave have
- * their second block elsewhere).  GCC takes a function that only prefetches
- * for one without effects and drops its calls unless it is inlined first,
- * hence always_inline; and it drops a loop that only prefetches, hence the
- * lines one by one.
+ * fell alike); and, that series' header having arrived, for the last block
+ * of the series PROM_NEXT_BLOCK_AHEAD places on when it has more than its
+ * head (series that interleave have a second and last block elsewhere).
+ * GCC takes a function that only prefetches for one without effects and
+ * drops its calls unless it is inlined first, hence always_inline; and it
+ * drops a loop that only prefetches, hence the lines one by one.
  */
 #define PROM_SERIES_AHEAD	8
 #define PROM_BLOCK_AHEAD	4
@@ -290,12 +312,12 @@ PromPrefetchSeries(PromSeries *const *series, int i, int nseries)
 		PromPrefetchFourLines(PromSeriesHead(series[i + PROM_BLOCK_AHEAD]));
 	if (i + PROM_NEXT_BLOCK_AHEAD < nseries)
 	{
-		const PromSampleBlock *head = PromSeriesHead(series[i + PROM_NEXT_BLOCK_AHEAD]);
+		const PromSeries *ahead = series[i + PROM_NEXT_BLOCK_AHEAD];
 
-		if (head->next != NULL)
+		if (ahead->tail != PromSeriesHead(ahead))
 		{
-			__builtin_prefetch(head->next);
-			__builtin_prefetch((const char *) head->next + PROM_CACHE_LINE);
+			__builtin_prefetch((const char *) ahead->tail - sizeof(PromSampleBlock *));
+			__builtin_prefetch((const char *) ahead->tail + PROM_CACHE_LINE);
 		}
 	}
 }
@@ -317,10 +339,12 @@ PromPrefetchSamples(const PromStoredSample *samples, uint32 i, uint32 count)
 }
 
 static pg_attribute_always_inline void
-PromPrefetchNextBlock(const PromSampleBlock *block)
+PromPrefetchNextBlock(const PromSeries *series, const PromSampleBlock *block)
 {
-	if (block->next != NULL)
-		PromPrefetchFourLines(block->next);
+	const PromSampleBlock *next = PromSeriesNextBlock(series, block);
+
+	if (next != NULL)
+		PromPrefetchFourLines(next);
 }
 
 typedef struct PromSeriesSet PromSeriesSet;

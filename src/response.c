@@ -185,7 +185,7 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			/* a block may be empty: sorting moved its samples to earlier ones */
 			if (self->done == block->count)
 			{
-				self->block = block->next;
+				self->block = PromSeriesNextBlock(series, block);
 				self->done = 0;
 				continue;
 			}
@@ -197,7 +197,7 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 				return p - buf;
 			}
 			if (self->done == 0)
-				PromPrefetchNextBlock(block);
+				PromPrefetchNextBlock(series, block);
 			p = put_samples(p, block, self->done, n);
 			self->done += n;
 		}

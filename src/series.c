@@ -180,11 +180,12 @@ prom_series(PG_FUNCTION_ARGS)
 		PromPrefetchSeries(series, i, nseries);
 		ts_array = new_array8(TIMESTAMPTZOID, series[i]->nsamples, &ts_data);
 		value_array = new_array8(FLOAT8OID, series[i]->nsamples, &value_data);
-		for (block = PromSeriesHead(series[i]); block != NULL; block = block->next)
+		for (block = PromSeriesHead(series[i]); block != NULL;
+			 block = PromSeriesNextBlock(series[i], block))
 		{
 			uint32		j;
 
-			PromPrefetchNextBlock(block);
+			PromPrefetchNextBlock(series[i], block);
 			for (j = 0; j < block->count; j++, k++)
 			{
 				int64		ts = timestamp_of_ms(PromBlockTime(block, j));

@@ -247,6 +247,8 @@ extern void PromSeriesSetNotePeak(const PromSeriesSet *set);
 extern void PromMarkUnsorted(PromSeriesSet *set, PromSeries *series);
 extern PromSampleBlock *PromChainBlock(PromSeriesSet *set, PromSeries *series,
 									   uint32 capacity, int64 base);
+extern void PromAppendBlocks(PromSeriesSet *set, PromSeries *into,
+							 const PromSeries *from);
 
 /* The bytes of a series as a field of a SAMPLES QueryResult. */
 static inline Size

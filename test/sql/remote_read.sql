@@ -74,6 +74,19 @@ SELECT prom_read_response_json(prom_read_response_agg(
 FROM (VALUES (1, 1.0, 'a', 'x', 'b', 'y'), (3, 2.0, 'b', 'y', 'a', 'x'),
 	(2, 3.0, 'a', 'x', 'b', 'y'), (2, 4.0, 'b', 'y', 'a', 'x'),
 	(4, 5.0, 'a', 'z', 'b', 'y'), (2, 6.0, 'b', 'y', 'a', 'x')) r(s, v, n1, v1, n2, v2);
+-- merged series of many sample blocks each, their rows out of time order
+-- (times distinct, so no winner depends on which series came first): the
+-- same answer as with the labels always in one order
+SELECT merged = single AS same, length(single) > 50000 AS long
+FROM (SELECT prom_read_response_agg(t, v,
+			CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END,
+			CASE WHEN i % 2 = 0 THEN 'x' || i % 3 ELSE 'y' END,
+			CASE WHEN i % 2 = 0 THEN 'b' ELSE 'a' END,
+			CASE WHEN i % 2 = 0 THEN 'y' ELSE 'x' || i % 3 END) AS merged,
+		prom_read_response_agg(t, v, 'a', 'x' || i % 3, 'b', 'y') AS single
+	FROM (SELECT '2024-01-01'::timestamptz + (i * 7919 % 6000) * interval '1 s' AS t,
+			i::float8 AS v, i
+		FROM generate_series(0, 5999) i) r) a;
 -- no rows: one empty result
 SELECT prom_read_response_json(prom_read_response_agg(t, v, '__name__', 'x'))
 FROM rr WHERE false;
