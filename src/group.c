@@ -166,8 +166,9 @@ put_label_text(char *copy, const char *label_name, const char *bytes, int len)
 /*
  * Allocate a value of a column of the given kind with its label text,
  * checked as UTF-8 (none when text is NULL: the NULL of an ENUM, SCALAR or
- * BINARY column), and before it its key (a Datum for ENUM and SCALAR, a
- * BinaryKey for BINARY, nothing for the kinds identified by their text).
+ * BINARY column), and before it its key (an Oid for ENUM, a Datum for
+ * SCALAR, a BinaryKey for BINARY, nothing for the kinds identified by their
+ * text).
  */
 static PromLabelValue *
 alloc_value(PromSeriesSet *set, PromLabelKind kind, const char *label_name,
@@ -177,7 +178,9 @@ alloc_value(PromSeriesSet *set, PromLabelKind kind, const char *label_name,
 	Size		key_size = 0;
 	PromLabelValue *value;
 
-	if (kind_is_scalar(kind))
+	if (kind == PROM_LABEL_ENUM)
+		key_size = sizeof(Oid);
+	else if (kind == PROM_LABEL_SCALAR)
 		key_size = sizeof(Datum);
 	else if (kind == PROM_LABEL_BINARY)
 		key_size = sizeof(BinaryKey);
@@ -406,9 +409,13 @@ key_matches(PromLabelKind kind, const RowKey *key, const PromLabelValue *value)
 	if (kind == PROM_LABEL_TEXT || kind == PROM_LABEL_NAME)
 		return key->len == value->text_len &&
 			bytes_equal(key->key.bytes, value->text, key->len);
-	if (kind_is_scalar(kind))
+	/* a NULL's Datum is 0, and an ENUM NULL's OID */
+	if (kind == PROM_LABEL_ENUM)
 		return ((key->len < 0) == (value->text_len < 0)) &
-			(key->key.scalar == value_scalar(value));	/* a NULL's Datum is 0 */
+			(key->key.scalar == ObjectIdGetDatum(value_enum(value)));
+	if (kind == PROM_LABEL_SCALAR)
+		return ((key->len < 0) == (value->text_len < 0)) &
+			(key->key.scalar == value_scalar(value));
 	if (key->len < 0 || value->text_len < 0)
 		return key->len < 0 && value->text_len < 0;
 	return key->len == value_binary(value)->len &&
@@ -454,7 +461,7 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 		row[i].len = len;
 		row[i].key.scalar = scalar;
 		if (equal)
-			equal = key_matches(PROM_LABEL_SCALAR, &row[i], previous->values[k]);
+			equal = key_matches(layout->kinds[i], &row[i], previous->values[k]);
 	}
 	for (; k < layout->nkeys; k++)
 	{
@@ -658,11 +665,11 @@ hash_row(PromLayout *layout)
 }
 
 /*
- * Find the series of the current row's keys in the index, or NULL; then
- * *empty is the empty slot that ended the probe, where a new series of
- * these keys goes.
+ * Find the series of the current row's keys in the index: its number (1 +
+ * its place in set->series), or 0; then *empty is the empty slot that ended
+ * the probe, where a new series of these keys goes.
  */
-static PromSeries *
+static uint32
 find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash,
 			uint32 *empty)
 {
@@ -673,15 +680,16 @@ find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash,
 	{
 		if (set->slots[slot].tag == tag)
 		{
-			PromSeries *candidate = set->series[set->slots[slot].number - 1];
+			uint32		number = set->slots[slot].number;
+			PromSeries *candidate = set->series[number - 1];
 
 			if (candidate->layout == layout && keys_equal(layout, candidate))
-				return candidate;
+				return number;
 		}
 		slot = (slot + 1) & set->slot_mask;
 	}
 	*empty = slot;
-	return NULL;
+	return 0;
 }
 
 /* Put a slot into the index, probing from its tag. */
@@ -750,6 +758,7 @@ new_value(PromSeriesSet *set, PromLayout *layout, int column,
 	const char *text = NULL;
 	int			len = 0;
 	BinaryKey	binary;
+	Oid			oid;
 	char	   *copy;
 
 	switch (kind)
@@ -761,11 +770,14 @@ new_value(PromSeriesSet *set, PromLayout *layout, int column,
 							   key->len > 0 ? key->key.bytes : "", key->len,
 							   NULL);
 		case PROM_LABEL_ENUM:
+			/* a NULL has no text, and InvalidOid for its OID */
+			oid = DatumGetObjectId(key->key.scalar);
+			if (key->len == 0)
+				text = PromEnumLabel(oid, &len);
+			return alloc_value(set, kind, name, text, len, &oid);
 		case PROM_LABEL_SCALAR:
 			/* a NULL has no text */
-			if (key->len == 0 && kind == PROM_LABEL_ENUM)
-				text = PromEnumLabel(DatumGetObjectId(key->key.scalar), &len);
-			else if (key->len == 0)
+			if (key->len == 0)
 			{
 				text = print_label(set, layout, column, key->key.scalar);
 				len = strlen(text);
@@ -936,7 +948,7 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 		series->values[k] = layout->row_values[i] != NULL ?
 			layout->row_values[i] : new_value(set, layout, i, values);
 	}
-	series->message_bytes = PromSeriesLabelsSize(series);
+	series->message_bytes = message_bytes_counted(PromSeriesLabelsSize(series));
 	series->tail = PromSeriesHead(series);
 	init_block(series->tail, capacity, t);
 
@@ -967,6 +979,9 @@ grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
 	const PromLayout *layout = series->layout;
 	PromSampleBlock *tail = series->tail;
 	uint32		capacity = BLOCK_FIRST_CAPACITY;
+
+	/* its message's count stops where a response would refuse it */
+	series->message_bytes = message_bytes_counted(series->message_bytes);
 
 	if (PromBlockHolds(tail, t) &&
 		PromArenaIsNewest(set->arena, &tail->samples[tail->capacity]))
@@ -1102,16 +1117,17 @@ PromMarkUnsorted(PromSeriesSet *set, PromSeries *series)
 }
 
 /*
- * The series of the current row's keys, found in the index or made; apart
- * from PromSeriesSetAdd (see the file header).
+ * The number (1 + place in set->series) of the series of the current row's
+ * keys, found in the index or made; apart from PromSeriesSetAdd (see the
+ * file header).
  */
-static pg_noinline PromSeries *
+static pg_noinline uint32
 series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 			   const bool *isnull, int64 t)
 {
 	uint64		hash = hash_row(layout);
 	uint32		empty;
-	PromSeries *series;
+	uint32		number;
 
 	/*
 	 * The probe of the index is a cache miss when the set has many series:
@@ -1120,10 +1136,12 @@ series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	 */
 	__builtin_prefetch(&set->slots[(uint32) (hash >> 32) & set->slot_mask]);
 	look_up_shared_values(set, layout, values);
-	series = find_series(set, layout, hash, &empty);
-	if (series == NULL)
+	number = find_series(set, layout, hash, &empty);
+	if (number == 0)
 	{
-		series = create_series(set, layout, values, t);
+		PromSeries *series = create_series(set, layout, values, t);
+
+		number = set->nseries;
 		index_series(set, hash, empty);
 		/*
 		 * the next row is likely the new series' own when the series of the
@@ -1134,7 +1152,7 @@ series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 			(set->last == NULL || set->last->nsamples > 1))
 			keep_row_image(layout, series, values, isnull);
 	}
-	return series;
+	return number;
 }
 
 /*
@@ -1171,13 +1189,17 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 		else
 		{
 			/* interleaved series tend to come round in the same order */
-			series = previous != NULL ? previous->successor : NULL;
+			series = previous != NULL && previous->successor != 0 ?
+				set->series[previous->successor - 1] : NULL;
 			if (series == NULL || series->layout != layout ||
 				!keys_equal(layout, series))
 			{
-				series = series_of_keys(set, layout, values, isnull, t);
+				uint32		number = series_of_keys(set, layout, values,
+													isnull, t);
+
+				series = set->series[number - 1];
 				if (previous != NULL)
-					previous->successor = series;
+					previous->successor = number;
 			}
 			set->last = series;
 		}

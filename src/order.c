@@ -423,8 +423,11 @@ PromSortSeries(PromSeriesSet *set)
 			 * one (s's blocks are into's now)
 			 */
 			set->result_bytes -= series_field_bytes(s);
-			set_message_bytes(set, into, into->message_bytes +
-							  s->message_bytes - PromSeriesLabelsSize(s));
+			set_message_bytes(set, into,
+							  s->message_bytes >= PROM_MESSAGE_BYTES_MAX ?
+							  PROM_MESSAGE_BYTES_MAX :
+							  (Size) into->message_bytes + s->message_bytes -
+							  PromSeriesLabelsSize(s));
 			PromAppendBlocks(set, into, s);
 			into->nsamples += s->nsamples;
 			s->needs_sort = false;

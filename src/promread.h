@@ -238,14 +238,26 @@ typedef struct PromSeries
 								 * so that its first block is found without
 								 * reading its layout */
 	int32		nsamples;		/* at most promread.max_samples */
-	Size		message_bytes;	/* its TimeSeries message in a SAMPLES
+	uint32		message_bytes;	/* its TimeSeries message in a SAMPLES
 								 * response: its labels, and its samples
-								 * added up as they arrive */
+								 * added up as they arrive; from
+								 * PROM_MESSAGE_BYTES_MAX on, only that it
+								 * is too large for a response */
+	uint32		successor;		/* the series that followed it last: 1 +
+								 * its place in the set's series while rows
+								 * are added (creation order); 0: none */
 	PromSampleBlock *tail;		/* its last block */
-	struct PromSeries *successor;	/* the series that followed it last */
 	PromLabelValue *values[FLEXIBLE_ARRAY_MEMBER];
 	/* then its first block, PromSeriesHead */
 } PromSeries;
+
+/*
+ * The message size a series counts to: a SAMPLES response holds at most 4 GB
+ * uncompressed, and a message at least this large is refused.  Rows add to a
+ * series' count between two checks at most 1024 samples (a block's room),
+ * 22 bytes each, so the count stays far from overflowing.
+ */
+#define PROM_MESSAGE_BYTES_MAX	(PG_UINT32_MAX - (1 << 20))
 
 /* The first of a series' blocks, made with it after its values. */
 static inline PromSampleBlock *

@@ -221,6 +221,9 @@ PromWriteSamplesResult(PromSnappyWriter *writer, const PromSeriesSet *set,
 	producer.producer.produce = produce_samples;
 	producer.series = PromSeriesSetSeries(set, &producer.nseries);
 	producer.result_size = PromSeriesSetResultBytes(set);
+	/* a series may count no further (see PROM_MESSAGE_BYTES_MAX) */
+	if (producer.result_size >= PROM_MESSAGE_BYTES_MAX)
+		PromResponseTooLarge();
 	producer.producer.remaining = wire_len_field_size(producer.result_size);
 	PromSnappyWriterWrite(writer, &producer.producer, last);
 }

@@ -29,8 +29,8 @@ typedef struct RowKey
  * A distinct value of one label column: its label text, and before it, in
  * the same allocation, the key that identifies it where the text does not.
  * A TEXT, NAME or CONST value is identified by its text and has no key; an
- * ENUM or SCALAR value is preceded by its Datum (value_scalar), a BINARY
- * value by its bytes (value_binary).  The NULL of an ENUM, SCALAR or BINARY
+ * ENUM value is preceded by its OID (value_enum), a SCALAR value by its
+ * Datum (value_scalar), a BINARY value by its bytes (value_binary).  The NULL of an ENUM, SCALAR or BINARY
  * column is the value without a text; a NULL TEXT or NAME key is the empty
  * text, which is absent too.
  */
@@ -60,7 +60,14 @@ value_is_present(const PromLabelValue *value)
 	return value->text_len > 0;
 }
 
-/* The Datum an ENUM or SCALAR value is identified by (0 for its NULL). */
+/* The OID an ENUM value is identified by (InvalidOid for its NULL). */
+static inline Oid
+value_enum(const PromLabelValue *value)
+{
+	return ((const Oid *) value)[-1];
+}
+
+/* The Datum a SCALAR value is identified by (0 for its NULL). */
 static inline Datum
 value_scalar(const PromLabelValue *value)
 {
@@ -257,12 +264,19 @@ series_field_bytes(const PromSeries *series)
 	return wire_len_field_size(series->message_bytes);
 }
 
+/* A message size as a series counts it: at most PROM_MESSAGE_BYTES_MAX. */
+static inline uint32
+message_bytes_counted(Size bytes)
+{
+	return (uint32) Min(bytes, PROM_MESSAGE_BYTES_MAX);
+}
+
 /* Give a series a new message size, keeping the set's total true. */
 static inline void
 set_message_bytes(PromSeriesSet *set, PromSeries *series, Size bytes)
 {
 	set->result_bytes -= series_field_bytes(series);
-	series->message_bytes = bytes;
+	series->message_bytes = message_bytes_counted(bytes);
 	set->result_bytes += series_field_bytes(series);
 }
 

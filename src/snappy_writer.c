@@ -238,6 +238,16 @@ out_of_memory(void)
 			 errdetail("Failed while compressing a remote read response.")));
 }
 
+/* Refuse a response past what a snappy block and a bytea hold. */
+void
+PromResponseTooLarge(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("remote read response is too large"),
+			 errdetail("A response holds at most 1 GB compressed and 4 GB uncompressed.")));
+}
+
 /* Compress the next len bytes of the message as one fragment. */
 static void
 compress_fragment(PromSnappyWriter *writer, Size len)
@@ -250,10 +260,7 @@ compress_fragment(PromSnappyWriter *writer, Size len)
 
 	if (writer->total + len > UINT32_MAX ||
 		writer->out_len + snappy_max_compressed_length(len) > MaxAllocSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("remote read response is too large"),
-				 errdetail("A response holds at most 1 GB compressed and 4 GB uncompressed.")));
+		PromResponseTooLarge();
 	writer->total += len;
 	writer->produce_ticks = 0;
 	begin = PromPhaseBegin();

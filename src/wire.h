@@ -231,6 +231,7 @@ extern void PromSnappyWriterWrite(PromSnappyWriter *writer,
 								  PromProducer *producer, bool last);
 extern Size PromSnappyWriterBytes(const PromSnappyWriter *writer);
 extern bytea *PromSnappyWriterFinish(PromSnappyWriter *writer);
+extern void PromResponseTooLarge(void) pg_attribute_noreturn();
 
 /* protobuf-c allocations in CurrentMemoryContext (wire.c). */
 extern ProtobufCAllocator PromProtobufAllocator;
