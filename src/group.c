@@ -17,79 +17,81 @@
  * absent label.  No output function runs and nothing is allocated on this
  * path.
  *
- * The row's keys are first compared with the series of the previous row:
- * rows of one series usually arrive together, and then that comparison is
- * all the row costs.  It is made by *image* when it can: the layout keeps one
- * row of that series as it lay in its tuple, which of its labels are NULL,
- * the bytes from the first present text label's varlena header to the end of
- * the last (the gaps between them included) and the Datums of the enum and
- * other scalar labels.  A row that is NULL where the image is, whose text
- * labels lie as far from the first as in the image, whose bytes from there
- * are the image's and whose scalar Datums are the image's holds the same
- * labels, and its labels are not read one by one.  An image is taken from the
- * row that makes a series after a series of several rows (so not while
- * interleaving series are met first), and from a row that a full comparison
- * finds to belong to the series of the row before, of short inline values
- * only; a layout whose images keep failing to match (a column that changes
- * on every row lies between two labels) stops taking them, and a layout with
- * name or other by-reference labels takes none.  The full comparison reads
- * every key (a short value is compared in at most two loads, which may
- * overlap, rather than byte by byte).  When series interleave (rows ordered
- * by time), they tend to come round in the same order, so each series
- * remembers which series followed it last time, and that one is compared
- * next.  Otherwise the keys are hashed (an xxHash of each key, absence
- * included, folded in column order; a column's table of values, below, looks
- * the key up by the same hash) and looked up in an open-addressing index of
- * the set's series that keeps each hash beside its series; candidates with
- * the same hash are confirmed by a full comparison.  With many series the
- * probe's slot is a cache miss, so it is asked for as soon as the hash is
- * known, and the row's values of the columns whose values are shared between
- * series (below) are looked up while it comes.  Hashing, the lookup and
- * making a series are a function of their own, not inlined into the per-row
- * path (nor is growing a series' samples): inlined, they made it nearly
- * twice the code, with a larger frame and a stack-protector check on every
- * row (GCC guards a function with a local array, and hashing a value has
- * one), for work done once a series.
+ * The row's keys are first compared with the series of the previous row: rows
+ * of one series usually arrive together, and then that comparison is all the
+ * row costs.  It is made by *image* when it can: the layout keeps one row of
+ * that series as it lay in its tuple, which of its labels are NULL, the bytes
+ * from the first present text label's varlena header to the end of the last
+ * (the gaps between them included) and the Datums of the enum and other
+ * scalar labels.  A row that is NULL where the image is, whose text labels
+ * lie as far from the first as in the image, whose bytes from there are the
+ * image's and whose scalar Datums are the image's holds the same labels, and
+ * its labels are not read one by one.  An image is taken from the row that
+ * makes a series after a series of several rows (so not while interleaving
+ * series are met first), and from a row that a full comparison finds to
+ * belong to the series of the row before, of short inline values only; a
+ * layout whose images keep failing to match (a column that changes on every
+ * row lies between two labels) stops taking them, and a layout with name or
+ * other by-reference labels takes none.  The full comparison reads every key
+ * (a short value is compared in at most two loads, which may overlap, rather
+ * than byte by byte).  When series interleave (rows ordered by time), they
+ * tend to come round in the same order, so each series remembers which series
+ * followed it last time (by its number, 1 + its place in the set's series, in
+ * 4 bytes), and that one is compared next.  Otherwise the keys are hashed (an
+ * xxHash of each key, absence included, folded in column order; a column's
+ * table of values, below, looks the key up by the same hash) and looked up in
+ * an open-addressing index of the set's series that keeps each hash beside
+ * its series; candidates with the same hash are confirmed by a full
+ * comparison.  With many series the probe's slot is a cache miss, so it is
+ * asked for as soon as the hash is known, and the row's values of the columns
+ * whose values are shared between series (below) are looked up while it
+ * comes.  Hashing, the lookup and making a series are a function of their
+ * own, not inlined into the per-row path (nor is growing a series' samples):
+ * inlined, they made it nearly twice the code, with a larger frame and a
+ * stack-protector check on every row (GCC guards a function with a local
+ * array, and hashing a value has one), for work done once a series.
  *
- * Only when no series matches is a new series created, and put in the
- * index at the empty slot where the lookup's probe ended.  Each of its label
- * values is looked up in its column's table of distinct values (before the
- * probe, above), and only a value not seen before is copied into the set's
- * arena, validated as UTF-8 and turned into its label text, which the value
- * holds in the same allocation: a text value is its own label text (8
- * bytes and the text), an enum value's comes from a per-backend cache of
- * the enum's labels (enum_cache.c), another type's from its output
- * function (such a value's key, its Datum or bytes, lies before it).  So a
- * label repeated across series (a datacenter, an environment) is stored and
- * converted once, and series point to it; a CONST label (the metric name)
- * is the layout's, and series do not point to it.  A column whose values
- * turn out to be nearly all distinct (a host name per series) stops being
- * looked up, and each new series gets its own value.  A series' labels are
- * its present values (not empty), in the layout's order of names.
+ * Only when no series matches is a new series created, and put in the index
+ * at the empty slot where the lookup's probe ended.  Each of its label values
+ * is looked up in its column's table of distinct values (before the probe,
+ * above), and only a value not seen before is copied into the set's arena,
+ * validated as UTF-8 and turned into its label text, which the value holds in
+ * the same allocation: a text value is its own label text (8 bytes and the
+ * text), an enum value's comes from a per-backend cache of the enum's labels
+ * (enum_cache.c), another type's from its output function (the key of such a
+ * value, an enum's OID in 4 bytes, another type's Datum or bytes, lies before
+ * it).  So a label repeated across series (a datacenter, an environment) is
+ * stored and converted once, and series point to it; a CONST label (the
+ * metric name) is the layout's, and series do not point to it.  A column
+ * whose values turn out to be nearly all distinct (a host name per series)
+ * stops being looked up, and each new series gets its own value.  A series'
+ * labels are its present values (not empty), in the layout's order of names.
  *
  * Samples are appended to a chain of blocks owned by the series, allocated
  * from the set's arena (arena.c: memory reused between calls, so that its
- * pages are not faulted in again): the first block with the series, after
- * its values, as large as the previous new series is by then, growing in
- * place while it is the arena's newest allocation (so when each series' rows
- * come together, a series' samples are one block without slack), then
- * doubling capacities up to 1024 samples, but no more than what remains of
- * the series' share of the rows its scan's plan expects (so when series
- * interleave, the last block is not half empty; and all that remains when it
- * is at most twice the doubling), and past that share an eighth of what the
- * series holds: 12 bytes per sample (a block stores each sample's time as an
- * offset from a base of its own, and starts anew when a time is more than
- * 24.8 days from it) plus a bounded slack, no per-row allocation.  Each
- * sample stored asks for the next line of its block, so that interleaved
- * series, whose stores the hardware does not follow, find it in the cache.
- * A series notes whether its samples arrived in strictly increasing time
- * (only those that did not are sorted when the set is finished; a row of the
- * series of the row before is compared with that row's time, which the set
- * keeps, rather than with its block's last sample) and adds up the bytes of
- * its message in a SAMPLES response (its labels' when it is made, each
- * sample's while the sample is at hand), so that the response is sized
- * without reading the series again.  Finishing (order.c) sorts the series
- * once.
+ * pages are not faulted in again): the first block with the series, after its
+ * values and without the link that later blocks carry before them
+ * (promread.h, PromSampleBlock), as large as the previous new series is by
+ * then, growing in place while it is the arena's newest allocation (so when
+ * each series' rows come together, a series' samples are one block without
+ * slack), then doubling capacities up to 1024 samples, but no more than what
+ * remains of the series' share of the rows its scan's plan expects (so when
+ * series interleave, the last block is not half empty; and all that remains
+ * when it is at most twice the doubling), and past that share an eighth of
+ * what the series holds: 12 bytes per sample (a block stores each sample's
+ * time as an offset from a base of its own, and starts anew when a time is
+ * more than 24.8 days from it) plus a bounded slack, no per-row allocation.
+ * Each sample stored asks for the next line of its block, so that interleaved
+ * series, whose stores the hardware does not follow, find it in the cache.  A
+ * series notes whether its samples arrived in strictly increasing time (only
+ * those that did not are sorted when the set is finished; a row of the series
+ * of the row before is compared with that row's time, which the set keeps,
+ * rather than with its block's last sample) and adds up the bytes of its
+ * message in a SAMPLES response (its labels' when it is made, each sample's
+ * while the sample is at hand; in 32 bits, counting no further than
+ * PROM_MESSAGE_BYTES_MAX, which no response holds), so that the response is
+ * sized without reading the series again.  Finishing (order.c) sorts the
+ * series once.
  *
  *-------------------------------------------------------------------------
  */
