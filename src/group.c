@@ -112,6 +112,15 @@
 #define BLOCK_MAX_CAPACITY		1024
 #define BLOCK_PAST_SHARE_CAPACITY	16	/* least block past a series' share */
 
+/*
+ * Rows add to a series' 32-bit message size between two calls of
+ * grow_samples, which clamps it, at most a block's room of samples: the
+ * margin above PROM_MESSAGE_BYTES_MAX holds them.
+ */
+StaticAssertDecl((uint64) PROM_MESSAGE_BYTES_MAX +
+				 (uint64) BLOCK_MAX_CAPACITY * WIRE_SAMPLE_FIELD_MAX <= PG_UINT32_MAX,
+				 "a series' message size could overflow between two clamps");
+
 /* Initial slots of a column's table of distinct values. */
 #define VALUE_TABLE_FIRST		16
 

@@ -75,9 +75,6 @@ PromPutSeriesLabels(char *p, const PromSeries *series)
 	return put_labels(p, labels, PromSeriesLabels(series, labels));
 }
 
-/* The most bytes of one Sample field: tag, length, value, time. */
-#define SAMPLE_FIELD_MAX	(2 + 9 + 11)
-
 /*
  * Write n samples of a block from the given one as repeated Sample fields;
  * returns the end.
@@ -190,10 +187,10 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 				continue;
 			}
 			n = Min(block->count - self->done,
-					(uint32) ((end - p) / SAMPLE_FIELD_MAX));
+					(uint32) ((end - p) / WIRE_SAMPLE_FIELD_MAX));
 			if (n == 0)
 			{
-				*need = SAMPLE_FIELD_MAX;
+				*need = WIRE_SAMPLE_FIELD_MAX;
 				return p - buf;
 			}
 			if (self->done == 0)

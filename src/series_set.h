@@ -30,9 +30,9 @@ typedef struct RowKey
  * the same allocation, the key that identifies it where the text does not.
  * A TEXT, NAME or CONST value is identified by its text and has no key; an
  * ENUM value is preceded by its OID (value_enum), a SCALAR value by its
- * Datum (value_scalar), a BINARY value by its bytes (value_binary).  The NULL of an ENUM, SCALAR or BINARY
- * column is the value without a text; a NULL TEXT or NAME key is the empty
- * text, which is absent too.
+ * Datum (value_scalar), a BINARY value by its bytes (value_binary).  The
+ * NULL of an ENUM, SCALAR or BINARY column is the value without a text; a
+ * NULL TEXT or NAME key is the empty text, which is absent too.
  */
 struct PromLabelValue
 {

@@ -79,6 +79,9 @@ wire_sample_size(int64 t, double v)
 /* Bytes of a Sample as a field of a TimeSeries: tag, length, message. */
 #define WIRE_SAMPLE_FIELD_SIZE(t, v)	(2 + wire_sample_size((t), (v)))
 
+/* The most bytes of one Sample field: tag, length, value, time. */
+#define WIRE_SAMPLE_FIELD_MAX	(2 + 9 + 11)
+
 /* Write a varint; returns the position after it. */
 static inline char *
 wire_put_varint(char *p, uint64 value)
