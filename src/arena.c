@@ -5,9 +5,11 @@
  *
  * A series set allocates its series, label copies, sample blocks and
  * large working arrays from an arena: chunks carved front to back, with no
- * per-allocation header and nothing freed before the set is (a large
- * request gets a chunk of its own, rounded up to 16 kB, so that an array
- * just over 64 kB does not hold a whole ordinary chunk).
+ * per-allocation header and nothing freed before the set is, but for the
+ * newest allocations, which can be taken back (PromArenaRewind), and large
+ * ones: a large request gets a chunk of its own, rounded up to 16 kB (so
+ * that an array just over 64 kB does not hold a whole ordinary chunk), which
+ * goes back when it is freed.
  *
  * Ordinary chunks are sized to what the arena is told to expect (the rows a
  * scan's plan estimates, as samples), at most 256 kB, so that an answer of
@@ -59,7 +61,9 @@ typedef struct ArenaChunk
 struct PromArena
 {
 	ArenaChunk *chunks;			/* the arena's chunks, newest first */
-	char	   *next;			/* free space of the newest ordinary chunk */
+	char	   *carved;			/* the start of the newest ordinary chunk's
+								 * memory */
+	char	   *next;			/* and its free space */
 	Size		left;
 	Size		bytes;			/* bytes of all chunks */
 	Size		used;			/* bytes handed out from ordinary chunks */
@@ -111,6 +115,7 @@ arena_release(void *arg)
 
 	release_chunks(arena->chunks);
 	arena->chunks = NULL;
+	arena->carved = arena->next = NULL;
 	arena->left = 0;
 	arena->bytes = 0;
 }
@@ -257,7 +262,7 @@ PromArenaAlloc(PromArena *arena, Size size)
 	{
 		ArenaChunk *chunk = take_chunk(arena, ordinary_chunk_size(arena, size));
 
-		arena->next = (char *) chunk + CHUNK_HEADER;
+		arena->carved = arena->next = (char *) chunk + CHUNK_HEADER;
 		arena->left = chunk->size - CHUNK_HEADER;
 		pad = 0;
 	}
@@ -287,6 +292,24 @@ PromArenaExtend(PromArena *arena, Size size)
 	arena->next += size;
 	arena->left -= size;
 	arena->used += size;
+	return true;
+}
+
+/*
+ * Give back everything allocated from start on, if that is all in the newest
+ * ordinary chunk (the allocation at start and those after it, made last);
+ * tells whether it did.
+ */
+bool
+PromArenaRewind(PromArena *arena, void *start)
+{
+	char	   *from = start;
+
+	if (arena->carved == NULL || from < arena->carved || from > arena->next)
+		return false;
+	arena->left += arena->next - from;
+	arena->used -= arena->next - from;
+	arena->next = from;
 	return true;
 }
 

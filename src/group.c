@@ -45,27 +45,37 @@
  * comparison.  With many series the probe's slot is a cache miss, so it is
  * asked for as soon as the hash is known, and the row's values of the columns
  * whose values are shared between series (below) are looked up while it
- * comes.  Hashing, the lookup and making a series are a function of their
- * own, not inlined into the per-row path (nor is growing a series' samples):
- * inlined, they made it nearly twice the code, with a larger frame and a
- * stack-protector check on every row (GCC guards a function with a local
- * array, and hashing a value has one), for work done once a series.
+ * comes.  Right after a series was made, a row of other keys most likely
+ * makes one too (each series' rows come together, or interleaving series are
+ * met first), so such a row's series is made at once and looked up only when
+ * a row of yet another series comes (settle_newest), its slot long arrived.
+ * Should the index hold a series of its keys by then (its rows came before,
+ * then another series'), that series takes its samples and the newest is
+ * taken back (the image and the successor that pointed to it point to that
+ * series, and its memory is rewound when it is the arena's newest).  Hashing,
+ * the lookup and making a series are a function of their own, not inlined
+ * into the per-row path (nor is growing a series' samples): inlined, they
+ * made it nearly twice the code, with a larger frame and a stack-protector
+ * check on every row (GCC guards a function with a local array, and hashing a
+ * value has one), for work done once a series.
  *
- * Only when no series matches is a new series created, and put in the index
- * at the empty slot where the lookup's probe ended.  Each of its label values
- * is looked up in its column's table of distinct values (before the probe,
- * above), and only a value not seen before is copied into the set's arena,
- * validated as UTF-8 and turned into its label text, which the value holds in
- * the same allocation: a text value is its own label text (8 bytes and the
- * text), an enum value's comes from a per-backend cache of the enum's labels
- * (enum_cache.c), another type's from its output function (the key of such a
- * value, an enum's OID in 4 bytes, another type's Datum or bytes, lies before
- * it).  So a label repeated across series (a datacenter, an environment) is
- * stored and converted once, and series point to it; a CONST label (the
- * metric name) is the layout's, and series do not point to it.  A column
- * whose values turn out to be nearly all distinct (a host name per series)
- * stops being looked up, and each new series gets its own value.  A series'
- * labels are its present values (not empty), in the layout's order of names.
+ * A series is created when no series matches (or before that is known, as
+ * above), and put in the index at the empty slot where its lookup's probe
+ * ended.
+ * Each of its label values is looked up in its column's table of distinct
+ * values (before the probe, above), and only a value not seen before is
+ * copied into the set's arena, validated as UTF-8 and turned into its label
+ * text, which the value holds in the same allocation: a text value is its own
+ * label text (8 bytes and the text), an enum value's comes from a per-backend
+ * cache of the enum's labels (enum_cache.c), another type's from its output
+ * function (the key of such a value, an enum's OID in 4 bytes, another type's
+ * Datum or bytes, lies before it).  So a label repeated across series (a
+ * datacenter, an environment) is stored and converted once, and series point
+ * to it; a CONST label (the metric name) is the layout's, and series do not
+ * point to it.  A column whose values turn out to be nearly all distinct (a
+ * host name per series) stops being looked up, and each new series gets its
+ * own value.  A series' labels are its present values (not empty), in the
+ * layout's order of names.
  *
  * Samples are appended to a chain of blocks owned by the series, allocated
  * from the set's arena (arena.c: memory reused between calls, so that its
@@ -635,6 +645,58 @@ keys_equal(const PromLayout *layout, const PromSeries *series)
 	return true;
 }
 
+/* The key a value of a column of the given kind was made of. */
+static inline RowKey
+value_key(PromLabelKind kind, const PromLabelValue *value)
+{
+	RowKey		key;
+
+	switch (kind)
+	{
+		case PROM_LABEL_ENUM:
+			key.len = value->text_len < 0 ? -1 : 0;
+			key.key.scalar = ObjectIdGetDatum(value_enum(value));
+			break;
+		case PROM_LABEL_SCALAR:
+			key.len = value->text_len < 0 ? -1 : 0;
+			key.key.scalar = value_scalar(value);
+			break;
+		case PROM_LABEL_BINARY:
+			key.len = value_binary(value)->len;
+			key.key.bytes = value_binary(value)->bytes;
+			break;
+		default:
+			key.len = value->text_len;
+			key.key.bytes = value->text;
+			break;
+	}
+	return key;
+}
+
+/*
+ * Do two series of one layout have the same keys?  Their values are the same
+ * value, or equal ones (one made after its column stopped looking values up).
+ */
+static bool
+series_keys_equal(const PromLayout *layout, const PromSeries *a,
+				  const PromSeries *b)
+{
+	int			k;
+
+	for (k = 0; k < layout->nkeys; k++)
+	{
+		PromLabelKind kind = layout->kinds[layout->key_columns[k]];
+		RowKey		key;
+
+		if (a->values[k] == b->values[k])
+			continue;
+		key = value_key(kind, b->values[k]);
+		if (!key_matches(kind, &key, a->values[k]))
+			return false;
+	}
+	return true;
+}
+
 /* Hash one key of a column: its bytes, or its Datum; absence included. */
 static inline uint64
 hash_key(PromLabelKind kind, const RowKey *key)
@@ -676,13 +738,14 @@ hash_row(PromLayout *layout)
 }
 
 /*
- * Find the series of the current row's keys in the index: its number (1 +
- * its place in set->series), or 0; then *empty is the empty slot that ended
- * the probe, where a new series of these keys goes.
+ * Find the series of the current row's keys (or of the keys of the series
+ * like, if not NULL), of the given hash, in the index: its number (1 + its
+ * place in set->series), or 0; then *empty is the empty slot that ended the
+ * probe, where a new series of these keys goes.
  */
 static uint32
 find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash,
-			uint32 *empty)
+			const PromSeries *like, uint32 *empty)
 {
 	uint32		tag = (uint32) (hash >> 32);
 	uint32		slot = tag & set->slot_mask;
@@ -694,7 +757,9 @@ find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash,
 			uint32		number = set->slots[slot].number;
 			PromSeries *candidate = set->series[number - 1];
 
-			if (candidate->layout == layout && keys_equal(layout, candidate))
+			if (candidate->layout == layout &&
+				(like != NULL ? series_keys_equal(layout, candidate, like) :
+				 keys_equal(layout, candidate)))
 				return number;
 		}
 		slot = (slot + 1) & set->slot_mask;
@@ -1075,11 +1140,11 @@ PromChainBlock(PromSeriesSet *set, PromSeries *series, uint32 capacity,
 }
 
 /*
- * Give a series the samples of another of the same label set, after its own:
- * the other's chained blocks, and a copy of its head, which has no link.
+ * Give a series the sample blocks of another, after its own: the other's
+ * chained blocks, and a copy of its head, which has no link.
  */
-void
-PromAppendBlocks(PromSeriesSet *set, PromSeries *into, const PromSeries *from)
+static void
+append_blocks(PromSeriesSet *set, PromSeries *into, const PromSeries *from)
 {
 	const PromSampleBlock *head = PromSeriesHead(from);
 	PromSampleBlock *block = PromSeriesNextBlock(from, head);
@@ -1096,6 +1161,32 @@ PromAppendBlocks(PromSeriesSet *set, PromSeries *into, const PromSeries *from)
 		link_block(into, block);
 		block = next;
 	}
+}
+
+/*
+ * Give a series the samples of another of the same label set, after its own,
+ * as one message: the labels once (the message size stops at
+ * PROM_MESSAGE_BYTES_MAX, as in grow_samples), the samples sorted as one when
+ * the other's do not all follow its own.  The other keeps nothing to sort.
+ */
+void
+PromMergeSeries(PromSeriesSet *set, PromSeries *into, PromSeries *from)
+{
+	const PromSampleBlock *tail = into->tail;
+	bool		in_order = !from->needs_sort &&
+		PromBlockTime(PromSeriesHead(from), 0) >
+		PromBlockTime(tail, tail->count - 1);
+
+	into->message_bytes =
+		message_bytes_counted(from->message_bytes >= PROM_MESSAGE_BYTES_MAX ?
+							  PROM_MESSAGE_BYTES_MAX :
+							  (Size) into->message_bytes + from->message_bytes -
+							  PromSeriesLabelsSize(from));
+	append_blocks(set, into, from);
+	into->nsamples += from->nsamples;
+	from->needs_sort = false;
+	if (!in_order)
+		PromMarkUnsorted(set, into);
 }
 
 /*
@@ -1137,33 +1228,141 @@ series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 			   const bool *isnull, int64 t)
 {
 	uint64		hash = hash_row(layout);
-	uint32		empty;
-	uint32		number;
+	PromSeries *previous = set->last;
+	bool		look_later;
+	uint32		empty = 0;
+	uint32		number = 0;
 
 	/*
 	 * The probe of the index is a cache miss when the set has many series:
 	 * its slot is asked for first, and the shared values are looked up while
-	 * it comes.
+	 * it comes.  Right after a series was made, a row of other keys most
+	 * likely makes one too: it is made at once, and looked up later
+	 * (settle_newest), when its slot has come.
 	 */
 	__builtin_prefetch(&set->slots[(uint32) (hash >> 32) & set->slot_mask]);
 	look_up_shared_values(set, layout, values);
-	number = find_series(set, layout, hash, &empty);
+	look_later = previous != NULL && previous == set->series[set->nseries - 1];
+	if (!look_later)
+		number = find_series(set, layout, hash, NULL, &empty);
 	if (number == 0)
 	{
 		PromSeries *series = create_series(set, layout, values, t);
 
 		number = set->nseries;
-		index_series(set, hash, empty);
+		if (look_later)
+		{
+			set->newest_unindexed = true;
+			set->newest_hash = hash;
+		}
+		else
+			index_series(set, hash, empty);
 		/*
 		 * the next row is likely the new series' own when the series of the
 		 * row before had rows before it (series whose rows come together),
 		 * not when it was new too (series that interleave, met first)
 		 */
-		if (layout->image.kept &&
-			(set->last == NULL || set->last->nsamples > 1))
+		if (layout->image.kept && (previous == NULL || previous->nsamples > 1))
 			keep_row_image(layout, series, values, isnull);
 	}
 	return number;
+}
+
+/* Append a sample to a series; late: not after the one appended last. */
+static inline void
+append_sample(PromSeriesSet *set, PromSeries *series, bool late, int64 t,
+			  double v)
+{
+	PromSampleBlock *block = series->tail;
+
+	if (late && !series->needs_sort)
+		PromMarkUnsorted(set, series);
+	if (unlikely(block->count == block->capacity || !PromBlockHolds(block, t)))
+		block = grow_samples(set, series, t);
+	PromBlockStore(block, block->count, t, v);
+
+	/*
+	 * When series interleave, each row's sample goes to another series'
+	 * block, and the hardware's prefetcher, which follows a few streams of
+	 * stores, does not follow a thousand: every fifth row of a series would
+	 * store into a line not in the cache, a miss whose cost shows as a
+	 * slower executor.  So each sample stored asks for the line after its
+	 * own, which the series' next rows fill (the address may lie past the
+	 * block, which only wastes the request: a prefetch does not fault).
+	 */
+	__builtin_prefetch((char *) &block->samples[block->count] +
+					   PROM_CACHE_LINE, 1);
+	block->count++;
+	series->nsamples++;
+	series->message_bytes += WIRE_SAMPLE_FIELD_SIZE(t, v);
+}
+
+/*
+ * Look up the newest series, made without a lookup (series_of_keys), in the
+ * index, now that its slot has had time to come: put it there, or, when the
+ * index holds a series of its keys (its rows had come before, then those of
+ * another series), give that series its samples and take the newest back.
+ * Samples that fit a block are copied out, and the newest's memory goes
+ * back to the arena when it is the newest there; more are passed on in their
+ * blocks.  Called before a row of another series is placed, the newest being
+ * the previous row's; returns the series that now holds the previous row.
+ */
+static pg_noinline PromSeries *
+settle_newest(PromSeriesSet *set)
+{
+	PromSeries *newest = set->series[set->nseries - 1];
+	PromLayout *layout = unconstify(PromLayout *, newest->layout);
+	PromSeries *before = set->nseries > 1 ? set->series[set->nseries - 2] : NULL;
+	PromSeries *into;
+	uint32		empty;
+	uint32		number;
+
+	Assert(set->newest_unindexed && set->last == newest);
+	set->newest_unindexed = false;
+	number = find_series(set, layout, set->newest_hash, newest, &empty);
+	if (number == 0)
+	{
+		index_series(set, set->newest_hash, empty);
+		return newest;
+	}
+
+	/* nothing may refer to the newest after this */
+	into = set->series[number - 1];
+	if (before != NULL && before->successor == (uint32) set->nseries)
+		before->successor = number;
+	if (layout->image.series == newest)
+		layout->image.series = into;
+	if (newest->needs_sort)
+	{
+		Assert(set->unsorted[set->nunsorted - 1] == newest);
+		set->nunsorted--;
+	}
+	set->nseries--;
+	layout->nseries--;
+	set->last = into;
+
+	if (newest->nsamples <= BLOCK_MAX_CAPACITY)
+	{
+		int			n = newest->nsamples;
+		PromSample *samples = MemoryContextAlloc(set->context,
+												 sizeof(PromSample) * n);
+		int			i;
+
+		PromSeriesCopySamples(newest, samples);
+		PromArenaRewind(set->arena, newest);
+		for (i = 0; i < n; i++)
+		{
+			const PromSampleBlock *tail = into->tail;
+
+			append_sample(set, into,
+						  samples[i].t <= PromBlockTime(tail, tail->count - 1),
+						  samples[i].t, samples[i].v);
+		}
+		pfree(samples);
+	}
+	else
+		PromMergeSeries(set, into, newest);
+	return into;
 }
 
 /*
@@ -1199,6 +1398,8 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 		}
 		else
 		{
+			if (unlikely(set->newest_unindexed))
+				previous = settle_newest(set);
 			/* interleaved series tend to come round in the same order */
 			series = previous != NULL && previous->successor != 0 ?
 				set->series[previous->successor - 1] : NULL;
@@ -1218,31 +1419,11 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 
 	/* the tail block is empty only in a series just made */
 	block = series->tail;
-	if (series == previous ? t <= set->last_t :
-		block->count > 0 && t <= PromBlockTime(block, block->count - 1))
-	{
-		if (!series->needs_sort)
-			PromMarkUnsorted(set, series);
-	}
+	append_sample(set, series,
+				  series == previous ? t <= set->last_t :
+				  block->count > 0 && t <= PromBlockTime(block, block->count - 1),
+				  t, v);
 	set->last_t = t;
-	if (unlikely(block->count == block->capacity || !PromBlockHolds(block, t)))
-		block = grow_samples(set, series, t);
-	PromBlockStore(block, block->count, t, v);
-
-	/*
-	 * When series interleave, each row's sample goes to another series'
-	 * block, and the hardware's prefetcher, which follows a few streams of
-	 * stores, does not follow a thousand: every fifth row of a series would
-	 * store into a line not in the cache, a miss whose cost shows as a
-	 * slower executor.  So each sample stored asks for the line after its
-	 * own, which the series' next rows fill (the address may lie past the
-	 * block, which only wastes the request: a prefetch does not fault).
-	 */
-	__builtin_prefetch((char *) &block->samples[block->count] +
-					   PROM_CACHE_LINE, 1);
-	block->count++;
-	series->nsamples++;
-	series->message_bytes += WIRE_SAMPLE_FIELD_SIZE(t, v);
 
 	if (unlikely(set->row_context_used))
 	{
@@ -1324,6 +1505,8 @@ PromSeriesSetFinish(PromSeriesSet *set)
 	Assert(!set->finished);
 	set->finished = true;
 	set->last = NULL;
+	/* a newest series of another's keys is merged with it by the sort */
+	set->newest_unindexed = false;
 	/* the index is for adding rows: its memory goes to the sort */
 	set_free_array(set, set->slots, sizeof(SeriesSlot) * (set->slot_mask + 1));
 	set->slots = NULL;

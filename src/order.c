@@ -418,20 +418,10 @@ PromSortSeries(PromSeriesSet *set)
 		{
 			PromSeries *into = series[kept - 1];
 
-			/*
-			 * one message: the labels once, the samples of both, sorted as
-			 * one (s's blocks are into's now)
-			 */
-			set->result_bytes -= series_field_bytes(s);
-			set_message_bytes(set, into,
-							  s->message_bytes >= PROM_MESSAGE_BYTES_MAX ?
-							  PROM_MESSAGE_BYTES_MAX :
-							  (Size) into->message_bytes + s->message_bytes -
-							  PromSeriesLabelsSize(s));
-			PromAppendBlocks(set, into, s);
-			into->nsamples += s->nsamples;
-			s->needs_sort = false;
-			PromMarkUnsorted(set, into);
+			/* one message (s's blocks are into's now) */
+			set->result_bytes -= series_field_bytes(s) + series_field_bytes(into);
+			PromMergeSeries(set, into, s);
+			set->result_bytes += series_field_bytes(into);
 			continue;
 		}
 		series[kept++] = s;

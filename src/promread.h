@@ -102,6 +102,7 @@ extern void PromArenaExpect(PromArena *arena, Size bytes);
 extern void *PromArenaAlloc(PromArena *arena, Size size);
 extern bool PromArenaIsNewest(const PromArena *arena, const void *end);
 extern bool PromArenaExtend(PromArena *arena, Size size);
+extern bool PromArenaRewind(PromArena *arena, void *start);
 extern void PromArenaFree(PromArena *arena, void *pointer, Size size);
 extern bool PromArenaIsLarge(Size size);
 extern Size PromArenaBytes(const PromArena *arena);

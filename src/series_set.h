@@ -187,6 +187,9 @@ struct PromSeriesSet
 
 	SeriesSlot *slots;			/* series index; NULL series: empty */
 	uint32		slot_mask;
+	bool		newest_unindexed;	/* the newest series is not in the index
+									 * yet (group.c, settle_newest) */
+	uint64		newest_hash;	/* and the hash of its keys */
 
 	PromSeries *last;			/* series of the previous row */
 	int64		last_t;			/* and the time of its sample */
@@ -254,8 +257,8 @@ extern void PromSeriesSetNotePeak(const PromSeriesSet *set);
 extern void PromMarkUnsorted(PromSeriesSet *set, PromSeries *series);
 extern PromSampleBlock *PromChainBlock(PromSeriesSet *set, PromSeries *series,
 									   uint32 capacity, int64 base);
-extern void PromAppendBlocks(PromSeriesSet *set, PromSeries *into,
-							 const PromSeries *from);
+extern void PromMergeSeries(PromSeriesSet *set, PromSeries *into,
+							PromSeries *from);
 
 /* The bytes of a series as a field of a SAMPLES QueryResult. */
 static inline Size

@@ -87,6 +87,33 @@ FROM (SELECT prom_read_response_agg(t, v,
 	FROM (SELECT '2024-01-01'::timestamptz + (i * 7919 % 6000) * interval '1 s' AS t,
 			i::float8 AS v, i
 		FROM generate_series(0, 5999) i) r) a;
+-- rows of a series coming again right after those of a new series (looked
+-- up one series late): they join the series' earlier rows, whether they are
+-- a block's 1024 or more, in time order or not, and whether the series' label
+-- values (text, integer, numeric: a value per series) were looked up or, past
+-- a thousand series, copied for each series; the answer is that of the rows
+-- ordered by series (times distinct, so no winner depends on the order)
+SELECT runs = ordered AS same, length(ordered) > 100000 AS long
+FROM (SELECT prom_read_response_agg(t, v, 'host', 'h' || h, 'port', h,
+			'id', h::numeric, 'dc', 'd' || h % 3 ORDER BY r, i) AS runs,
+		prom_read_response_agg(t, v, 'host', 'h' || h, 'port', h,
+			'id', h::numeric, 'dc', 'd' || h % 3 ORDER BY h, i) AS ordered
+	FROM (SELECT r, h, i, i::float8 AS v,
+			'2024-01-01'::timestamptz + (i * 7919 % 1000003) * interval '1 s' AS t
+		FROM (SELECT r, h, row_number() OVER (ORDER BY r, j) AS i
+			FROM (SELECT r,
+					CASE WHEN r % 2 = 0 THEN r / 2 ELSE r / 2 * 7 % (r / 2 + 1) END AS h,
+					CASE WHEN r % 2 = 0 THEN 3 WHEN r / 2 % 500 = 7 THEN 1100
+						WHEN r / 2 % 5 = 0 THEN 70 ELSE 1 + r / 2 % 4 END AS n
+				FROM generate_series(0, 3999) r) runs,
+				generate_series(1, n) j) numbered) timed) a;
+-- the same with the last of two samples of one time read winning, and the
+-- series before the new one reading on
+SELECT prom_read_response_json(prom_read_response_agg(
+	'2024-01-01'::timestamptz + s * interval '1 second', v, 'host', h ORDER BY o))
+FROM (VALUES (1, 'a', 1, 1.0), (2, 'a', 2, 2.0), (3, 'x', 1, 3.0),
+	(4, 'x', 2, 4.0), (5, 'a', 2, 5.0), (6, 'a', 3, 6.0), (7, 'x', 3, 7.0),
+	(8, 'a', 4, 8.0), (9, 'c', 1, 9.0)) r(o, h, s, v);
 -- no rows: one empty result
 SELECT prom_read_response_json(prom_read_response_agg(t, v, '__name__', 'x'))
 FROM rr WHERE false;
