@@ -37,15 +37,18 @@
  * than byte by byte).  When series interleave (rows ordered by time), they
  * tend to come round in the same order, so each series remembers which series
  * followed it last time (by its number, 1 + its place in the set's series, in
- * 4 bytes), and that one is compared next.  Otherwise the keys are hashed (an
- * xxHash of each key, absence included, folded in column order; a column's
- * table of values, below, looks the key up by the same hash) and looked up in
- * an open-addressing index of the set's series that keeps each hash beside
- * its series; candidates with the same hash are confirmed by a full
- * comparison.  With many series the probe's slot is a cache miss, so it is
- * asked for as soon as the hash is known, and the row's values of the columns
- * whose values are shared between series (below) are looked up while it
- * comes.  Right after a series was made, a row of other keys most likely
+ * 4 bytes), and that one is compared next (unless such guesses keep failing,
+ * as when the rows of each time come in no fixed order of series: then rows
+ * go without a guess for a while).  Otherwise the keys are hashed (an xxHash
+ * of each key, absence included, folded in column order; a column's table of
+ * values, below, looks the key up by the same hash) and looked up in an
+ * open-addressing index of the set's series that keeps half of each hash
+ * beside its series' number and address (so that a probe reads no more than
+ * the slot and the series); candidates with the same hash are confirmed by a
+ * full comparison.  With many series the probe's slot is a cache miss, so it
+ * is asked for as soon as the hash is known, and the row's values of the
+ * columns whose values are shared between series (below) are looked up while
+ * it comes.  Right after a series was made, a row of other keys most likely
  * makes one too (each series' rows come together, or interleaving series are
  * met first), so such a row's series is made at once and looked up only when
  * a row of yet another series comes (settle_newest), its slot long arrived.
@@ -755,7 +758,7 @@ find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash,
 		if (set->slots[slot].tag == tag)
 		{
 			uint32		number = set->slots[slot].number;
-			PromSeries *candidate = set->series[number - 1];
+			PromSeries *candidate = set->slots[slot].series;
 
 			if (candidate->layout == layout &&
 				(like != NULL ? series_keys_equal(layout, candidate, like) :
@@ -787,7 +790,8 @@ put_slot(SeriesSlot *slots, uint32 mask, SeriesSlot entry)
 static void
 index_series(PromSeriesSet *set, uint64 hash, uint32 empty)
 {
-	SeriesSlot	entry = {(uint32) (hash >> 32), set->nseries};
+	SeriesSlot	entry = {(uint32) (hash >> 32), set->nseries,
+	set->series[set->nseries - 1]};
 
 	if ((uint64) set->nseries * 4 > (uint64) (set->slot_mask + 1) * 3)
 	{
@@ -1366,6 +1370,48 @@ settle_newest(PromSeriesSet *set)
 }
 
 /*
+ * Failed guesses of the series that follows in a row after which the next
+ * rows go to the index without a guess, and how many.
+ */
+#define SUCCESSOR_MISSES_MAX	16
+#define SUCCESSOR_SKIPS			1024
+
+/*
+ * The series that followed the previous row's last time, when the current
+ * row's keys are its (interleaved series tend to come round in the same
+ * order); NULL otherwise.  When the guesses keep failing (the rows of each
+ * time in no fixed order of series), each costing a cache miss or two for
+ * nothing, the rows after SUCCESSOR_MISSES_MAX failures in a row make no
+ * guess for SUCCESSOR_SKIPS rows, then try again.
+ */
+static inline PromSeries *
+guess_successor(PromSeriesSet *set, const PromLayout *layout,
+				const PromSeries *previous)
+{
+	PromSeries *series;
+
+	if (previous == NULL || previous->successor == 0)
+		return NULL;
+	if (unlikely(set->successor_skips > 0))
+	{
+		set->successor_skips--;
+		return NULL;
+	}
+	series = set->series[previous->successor - 1];
+	if (series->layout == layout && keys_equal(layout, series))
+	{
+		set->successor_misses = 0;
+		return series;
+	}
+	if (++set->successor_misses == SUCCESSOR_MISSES_MAX)
+	{
+		set->successor_misses = 0;
+		set->successor_skips = SUCCESSOR_SKIPS;
+	}
+	return NULL;
+}
+
+/*
  * Add one row: its label values (in layout order, NULL allowed) and its
  * sample.  This is the per-row path; see the file header.
  */
@@ -1400,11 +1446,8 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 		{
 			if (unlikely(set->newest_unindexed))
 				previous = settle_newest(set);
-			/* interleaved series tend to come round in the same order */
-			series = previous != NULL && previous->successor != 0 ?
-				set->series[previous->successor - 1] : NULL;
-			if (series == NULL || series->layout != layout ||
-				!keys_equal(layout, series))
+			series = guess_successor(set, layout, previous);
+			if (series == NULL)
 			{
 				uint32		number = series_of_keys(set, layout, values,
 													isnull, t);

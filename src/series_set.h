@@ -167,11 +167,15 @@ struct PromLayout
 	struct PromLayout *next;	/* the set's layouts */
 };
 
-/* A slot of the series index: part of the hash, to skip most candidates. */
+/*
+ * A slot of the series index: part of the hash, to skip most candidates, and
+ * the series, so that finding it does not read the series array too.
+ */
 typedef struct SeriesSlot
 {
 	uint32		tag;			/* the hash's high half */
 	uint32		number;			/* 1 + position in series; 0: empty */
+	PromSeries *series;
 } SeriesSlot;
 
 struct PromSeriesSet
@@ -191,6 +195,9 @@ struct PromSeriesSet
 									 * yet (group.c, settle_newest) */
 	uint64		newest_hash;	/* and the hash of its keys */
 
+	uint32		successor_misses;	/* guesses of the series that follows
+									 * failed in a row (group.c) */
+	uint32		successor_skips;	/* rows to go without a guess */
 	PromSeries *last;			/* series of the previous row */
 	int64		last_t;			/* and the time of its sample */
 	int64		nsamples;

@@ -114,6 +114,17 @@ SELECT prom_read_response_json(prom_read_response_agg(
 FROM (VALUES (1, 'a', 1, 1.0), (2, 'a', 2, 2.0), (3, 'x', 1, 3.0),
 	(4, 'x', 2, 4.0), (5, 'a', 2, 5.0), (6, 'a', 3, 6.0), (7, 'x', 3, 7.0),
 	(8, 'a', 4, 8.0), (9, 'c', 1, 9.0)) r(o, h, s, v);
+-- rows of each time in another order of series (no series follows the one
+-- it followed before, so guesses stop for a while): the same answer as the
+-- rows ordered by series
+SELECT shuffled = ordered AS same
+FROM (SELECT prom_read_response_agg(t, v, 'host', 'h' || s, 'dc', 'd' || s % 3
+			ORDER BY k, s * (7919 + k * 104729) % 1009) AS shuffled,
+		prom_read_response_agg(t, v, 'host', 'h' || s, 'dc', 'd' || s % 3
+			ORDER BY s, k) AS ordered
+	FROM (SELECT s, k, (s * 10 + k)::float8 AS v,
+			'2024-01-01'::timestamptz + k * interval '15 s' AS t
+		FROM generate_series(0, 999) s, generate_series(0, 9) k) r) a;
 -- no rows: one empty result
 SELECT prom_read_response_json(prom_read_response_agg(t, v, '__name__', 'x'))
 FROM rr WHERE false;
