@@ -62,6 +62,19 @@
  * check on every row (GCC guards a function with a local array, and hashing a
  * value has one), for work done once a series.
  *
+ * While no guesses are made, such rows are mostly of series met long before,
+ * at random places of memory, and each would wait for its slot, then for its
+ * series, then for that series' block, one after another.  So such a row is
+ * held instead (hold_row: its keys, their text bytes copied out of the
+ * tuple, its hash and its sample; its slot asked for), and sixteen held rows
+ * are placed together (release_held): the series at their first slots are
+ * asked for, then those series' last blocks and values, then the rows are
+ * looked up and placed in their order, their misses overlapping.  Held rows
+ * are placed before a row that is not held, when guesses resume, and before
+ * anything reads the set (finishing, PromSeriesSetPlaceHeld).  A layout
+ * whose keys are read from the tuple when a series is made (name, other
+ * by-reference types) holds no rows.
+ *
  * A series is created when no series matches (or before that is known, as
  * above), and put in the index at the empty slot where its lookup's probe
  * ended.
@@ -1412,6 +1425,174 @@ guess_successor(PromSeriesSet *set, const PromLayout *layout,
 }
 
 /*
+ * Rows held while no guesses are made, to be looked up together: their keys
+ * (text keys' bytes copied, for the tuple goes with the row), hashes and
+ * samples.
+ */
+#define HOLD_ROWS	16
+#define HOLD_BYTES	4096
+
+typedef struct HeldRow
+{
+	uint64		hash;
+	int64		t;
+	double		v;
+} HeldRow;
+
+struct HeldRows
+{
+	int			count;
+	HeldRow		rows[HOLD_ROWS];
+	RowKey	   *keys;			/* a row of the layout's columns each */
+	Size		bytes_used;
+	char		bytes[HOLD_BYTES];	/* their text keys' bytes */
+	PromSeries *before;			/* the series of the row before them */
+};
+
+/*
+ * Look up and place the rows a layout holds, in their order.  Their probes
+ * were asked for as they came; the series at their first slots are asked
+ * for first, then those series' last blocks, so that the misses of all the
+ * rows overlap instead of coming one after another, row after row.
+ */
+static pg_noinline void
+release_held(PromSeriesSet *set)
+{
+	PromLayout *layout = set->holding;
+	HeldRows   *held = layout->held;
+	RowKey	   *current_row = layout->row;
+	PromSeries *previous = held->before;
+	int			j;
+	int			k;
+
+	for (j = 0; j < held->count; j++)
+	{
+		const SeriesSlot *slot = &set->slots[(uint32) (held->rows[j].hash >> 32) &
+											 set->slot_mask];
+
+		if (slot->number != 0)
+			__builtin_prefetch(slot->series);
+	}
+	for (j = 0; j < held->count; j++)
+	{
+		uint32		tag = (uint32) (held->rows[j].hash >> 32);
+		const SeriesSlot *slot = &set->slots[tag & set->slot_mask];
+
+		if (slot->number != 0 && slot->tag == tag)
+		{
+			const PromSampleBlock *tail = slot->series->tail;
+
+			__builtin_prefetch(&tail->samples[tail->count], 1);
+			__builtin_prefetch(&set->series[slot->number - 1]);
+			for (k = 0; k < layout->nkeys; k++)
+				__builtin_prefetch(slot->series->values[k]);
+		}
+	}
+	for (j = 0; j < held->count; j++)
+	{
+		const HeldRow *row = &held->rows[j];
+		PromSeries *series;
+		PromSampleBlock *tail;
+		uint32		empty;
+		uint32		number;
+
+		/* the held row's keys stand for the current row's for a while */
+		layout->row = held->keys + j * layout->ncolumns;
+		number = find_series(set, layout, row->hash, NULL, &empty);
+		if (number == 0)
+		{
+			/* the columns' hashes, for the values' tables */
+			(void) hash_row(layout);
+			look_up_shared_values(set, layout, NULL);
+			create_series(set, layout, NULL, row->t);
+			number = set->nseries;
+			index_series(set, row->hash, empty);
+		}
+		series = set->series[number - 1];
+		if (previous != NULL)
+			previous->successor = number;
+		tail = series->tail;
+		append_sample(set, series,
+					  tail->count > 0 &&
+					  row->t <= PromBlockTime(tail, tail->count - 1),
+					  row->t, row->v);
+		set->last_t = row->t;
+		previous = series;
+	}
+	layout->row = current_row;
+	set->last = previous;
+	held->count = 0;
+	held->bytes_used = 0;
+	set->holding = NULL;
+}
+
+/*
+ * Hold the current row, whose keys are read, for release_held, when no
+ * guesses are made and its layout's keys are all of kinds read without the
+ * tuple when a series is made (text, enum, other pass-by-value): tells
+ * whether it did.  The rows of another layout are released first.
+ */
+static bool
+hold_row(PromSeriesSet *set, PromLayout *layout, PromSeries *previous,
+		 int64 t, double v)
+{
+	HeldRows   *held = layout->held;
+	HeldRow    *row;
+	RowKey	   *keys;
+	Size		need = 0;
+	int			k;
+
+	if (set->successor_skips == 0 ||
+		layout->nkeys != layout->ntext + layout->nscalar)
+		return false;
+	for (k = 0; k < layout->ntext; k++)
+		need += Max(layout->row[layout->key_columns[k]].len, 0);
+	if (need > HOLD_BYTES)
+		return false;
+	if (set->holding != NULL &&
+		(set->holding != layout || need > HOLD_BYTES - held->bytes_used))
+	{
+		release_held(set);
+		previous = set->last;
+	}
+	if (held == NULL)
+	{
+		held = layout->held = MemoryContextAllocZero(set->context,
+													 sizeof(HeldRows));
+		held->keys = MemoryContextAlloc(set->context, sizeof(RowKey) *
+										HOLD_ROWS * layout->ncolumns);
+	}
+	if (held->count == 0)
+		held->before = previous;
+
+	row = &held->rows[held->count];
+	keys = held->keys + held->count * layout->ncolumns;
+	for (k = 0; k < layout->nkeys; k++)
+	{
+		int			i = layout->key_columns[k];
+
+		keys[i] = layout->row[i];
+		if (k < layout->ntext && keys[i].len > 0)
+		{
+			memcpy(held->bytes + held->bytes_used, keys[i].key.bytes,
+				   keys[i].len);
+			keys[i].key.bytes = held->bytes + held->bytes_used;
+			held->bytes_used += keys[i].len;
+		}
+	}
+	row->hash = hash_row(layout);
+	row->t = t;
+	row->v = v;
+	__builtin_prefetch(&set->slots[(uint32) (row->hash >> 32) & set->slot_mask]);
+	held->count++;
+	set->holding = layout;
+	set->last = NULL;
+	if (held->count == HOLD_ROWS || --set->successor_skips == 0)
+		release_held(set);
+	return true;
+}
+
+/*
  * Add one row: its label values (in layout order, NULL allowed) and its
  * sample.  This is the per-row path; see the file header.
  */
@@ -1449,8 +1630,16 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 			series = guess_successor(set, layout, previous);
 			if (series == NULL)
 			{
-				uint32		number = series_of_keys(set, layout, values,
-													isnull, t);
+				uint32		number;
+
+				if (hold_row(set, layout, previous, t, v))
+					goto row_done;
+				if (set->holding != NULL)
+				{
+					release_held(set);
+					previous = NULL;
+				}
+				number = series_of_keys(set, layout, values, isnull, t);
 
 				series = set->series[number - 1];
 				if (previous != NULL)
@@ -1468,6 +1657,7 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 				  t, v);
 	set->last_t = t;
 
+row_done:
 	if (unlikely(set->row_context_used))
 	{
 		MemoryContextReset(set->row_context);
@@ -1546,6 +1736,7 @@ PromSeriesSetFinish(PromSeriesSet *set)
 	int			i;
 
 	Assert(!set->finished);
+	PromSeriesSetPlaceHeld(set);
 	set->finished = true;
 	set->last = NULL;
 	/* a newest series of another's keys is merged with it by the sort */
@@ -1581,6 +1772,17 @@ PromSeriesSetNotePeak(const PromSeriesSet *set)
 					 PromArenaBytes(set->arena));
 }
 
+/*
+ * Place the rows a set holds (release_held), so that its series may be read
+ * before it is finished.
+ */
+void
+PromSeriesSetPlaceHeld(PromSeriesSet *set)
+{
+	if (set->holding != NULL)
+		release_held(set);
+}
+
 /* Free a set and everything it holds. */
 void
 PromSeriesSetFree(PromSeriesSet *set)
@@ -1595,6 +1797,8 @@ PromSeriesSetFree(PromSeriesSet *set)
 PromSeries *const *
 PromSeriesSetSeries(const PromSeriesSet *set, int *count)
 {
+	if (set->holding != NULL)
+		elog(ERROR, "promread series set read while it holds rows");
 	*count = set->nseries;
 	return set->series;
 }

@@ -129,6 +129,9 @@ typedef struct RowImage
 /* The offset of a TEXT key that is NULL in an image. */
 #define ROW_IMAGE_NULL		(-1)
 
+/* Rows a layout holds to look up together (group.c). */
+typedef struct HeldRows HeldRows;
+
 /* A source of rows: its label columns and how to read them. */
 struct PromLayout
 {
@@ -162,6 +165,8 @@ struct PromLayout
 	RowImage	image;			/* a row of the previous row's series, when
 								 * no key is NAME or BINARY */
 	ValueTable *values;			/* distinct values, by column */
+	HeldRows   *held;		/* rows held to be looked up together
+								 * (group.c); NULL until some are */
 	int		   *name_index;		/* column to the set's sorted label names,
 								 * when finishing */
 	struct PromLayout *next;	/* the set's layouts */
@@ -198,6 +203,7 @@ struct PromSeriesSet
 	uint32		successor_misses;	/* guesses of the series that follows
 									 * failed in a row (group.c) */
 	uint32		successor_skips;	/* rows to go without a guess */
+	PromLayout *holding;		/* the layout holding rows, or NULL */
 	PromSeries *last;			/* series of the previous row */
 	int64		last_t;			/* and the time of its sample */
 	int64		nsamples;

@@ -115,15 +115,19 @@ FROM (VALUES (1, 'a', 1, 1.0), (2, 'a', 2, 2.0), (3, 'x', 1, 3.0),
 	(4, 'x', 2, 4.0), (5, 'a', 2, 5.0), (6, 'a', 3, 6.0), (7, 'x', 3, 7.0),
 	(8, 'a', 4, 8.0), (9, 'c', 1, 9.0)) r(o, h, s, v);
 -- rows of each time in another order of series (no series follows the one
--- it followed before, so guesses stop for a while): the same answer as the
--- rows ordered by series
+-- it followed before, so guesses stop for a while and rows are held to be
+-- looked up together), of two label names in turn and with long values
+-- among them: the same answer as the rows ordered by series
 SELECT shuffled = ordered AS same
-FROM (SELECT prom_read_response_agg(t, v, 'host', 'h' || s, 'dc', 'd' || s % 3
+FROM (SELECT prom_read_response_agg(t, v, name, value, 'dc', 'd' || s % 3
 			ORDER BY k, s * (7919 + k * 104729) % 1009) AS shuffled,
-		prom_read_response_agg(t, v, 'host', 'h' || s, 'dc', 'd' || s % 3
+		prom_read_response_agg(t, v, name, value, 'dc', 'd' || s % 3
 			ORDER BY s, k) AS ordered
 	FROM (SELECT s, k, (s * 10 + k)::float8 AS v,
-			'2024-01-01'::timestamptz + k * interval '15 s' AS t
+			'2024-01-01'::timestamptz + k * interval '15 s' AS t,
+			CASE WHEN s % 7 = 0 THEN 'node' ELSE 'host' END AS name,
+			'h' || s || repeat('x', CASE WHEN s % 97 = 0 THEN 5000
+				ELSE s % 5 * 300 END) AS value
 		FROM generate_series(0, 999) s, generate_series(0, 9) k) r) a;
 -- no rows: one empty result
 SELECT prom_read_response_json(prom_read_response_agg(t, v, '__name__', 'x'))
@@ -154,6 +158,25 @@ FROM rr_big;
 SELECT prom_read_response_agg(t, v, '__name__', 'rr_big', 'host', host, 'shard', shard)
 	= prom_remote_read(prom_read_request('rr_big', '2024-01-01', '2024-01-02')) AS same
 FROM rr_big;
+-- rows of each time in another order of series, which are held to be looked
+-- up together: placed before a worker's state is serialized
+CREATE TABLE rr_shuffled AS
+	SELECT '2024-01-01'::timestamptz + k * interval '15 s' AS t,
+		'h' || s AS host, (s * 10 + k)::float8 AS v
+	FROM generate_series(0, 19) k, generate_series(0, 1999) s
+	ORDER BY k, s::bigint * (7919 + k * 104729) % 2003;
+SELECT prom_register('rr_shuffled');
+EXPLAIN (COSTS OFF)
+SELECT prom_read_response_agg(t, v, 'host', host) FROM rr_shuffled;
+SELECT prom_read_response_agg(t, v, '__name__', 'rr_shuffled', 'host', host)
+	= (SELECT prom_read_response_agg(t, v, '__name__', 'rr_shuffled',
+			'host', host ORDER BY host, t)
+	   FROM rr_shuffled) AS same,
+	prom_remote_read(prom_read_request('rr_shuffled', '2024-01-01', '2024-01-02'))
+	= (SELECT prom_read_response_agg(t, v, '__name__', 'rr_shuffled',
+			'host', host ORDER BY host, t)
+	   FROM rr_shuffled) AS same_read
+FROM rr_shuffled;
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
