@@ -755,11 +755,11 @@ hash_row(PromLayout *layout)
 
 /*
  * Find the series of the current row's keys (or of the keys of the series
- * like, if not NULL), of the given hash, in the index: its number (1 + its
- * place in set->series), or 0; then *empty is the empty slot that ended the
- * probe, where a new series of these keys goes.
+ * like, if not NULL), of the given hash, in the index: its slot (its number
+ * and address), or NULL; then *empty is the empty slot that ended the probe,
+ * where a new series of these keys goes.
  */
-static uint32
+static const SeriesSlot *
 find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash,
 			const PromSeries *like, uint32 *empty)
 {
@@ -770,18 +770,17 @@ find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash,
 	{
 		if (set->slots[slot].tag == tag)
 		{
-			uint32		number = set->slots[slot].number;
-			PromSeries *candidate = set->slots[slot].series;
+			const PromSeries *candidate = set->slots[slot].series;
 
 			if (candidate->layout == layout &&
 				(like != NULL ? series_keys_equal(layout, candidate, like) :
 				 keys_equal(layout, candidate)))
-				return number;
+				return &set->slots[slot];
 		}
 		slot = (slot + 1) & set->slot_mask;
 	}
 	*empty = slot;
-	return 0;
+	return NULL;
 }
 
 /* Put a slot into the index, probing from its tag. */
@@ -1261,7 +1260,12 @@ series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	look_up_shared_values(set, layout, values);
 	look_later = previous != NULL && previous == set->series[set->nseries - 1];
 	if (!look_later)
-		number = find_series(set, layout, hash, NULL, &empty);
+	{
+		const SeriesSlot *found = find_series(set, layout, hash, NULL, &empty);
+
+		if (found != NULL)
+			number = found->number;
+	}
 	if (number == 0)
 	{
 		PromSeries *series = create_series(set, layout, values, t);
@@ -1330,23 +1334,23 @@ settle_newest(PromSeriesSet *set)
 	PromSeries *newest = set->series[set->nseries - 1];
 	PromLayout *layout = unconstify(PromLayout *, newest->layout);
 	PromSeries *before = set->nseries > 1 ? set->series[set->nseries - 2] : NULL;
+	const SeriesSlot *found;
 	PromSeries *into;
 	uint32		empty;
-	uint32		number;
 
 	Assert(set->newest_unindexed && set->last == newest);
 	set->newest_unindexed = false;
-	number = find_series(set, layout, set->newest_hash, newest, &empty);
-	if (number == 0)
+	found = find_series(set, layout, set->newest_hash, newest, &empty);
+	if (found == NULL)
 	{
 		index_series(set, set->newest_hash, empty);
 		return newest;
 	}
 
 	/* nothing may refer to the newest after this */
-	into = set->series[number - 1];
+	into = found->series;
 	if (before != NULL && before->successor == (uint32) set->nseries)
-		before->successor = number;
+		before->successor = found->number;
 	if (layout->image.series == newest)
 		layout->image.series = into;
 	if (newest->needs_sort)
@@ -1450,6 +1454,22 @@ struct HeldRows
 };
 
 /*
+ * The first slot of the index with a hash's tag, or NULL: the likely slot of
+ * the series of that hash.
+ */
+static inline const SeriesSlot *
+tagged_slot(const PromSeriesSet *set, uint64 hash)
+{
+	uint32		tag = (uint32) (hash >> 32);
+	uint32		slot = tag & set->slot_mask;
+
+	for (; set->slots[slot].number != 0; slot = (slot + 1) & set->slot_mask)
+		if (set->slots[slot].tag == tag)
+			return &set->slots[slot];
+	return NULL;
+}
+
+/*
  * Look up and place the rows a layout holds, in their order.  Their probes
  * were asked for as they came; the series at their first slots are asked
  * for first, then those series' last blocks, so that the misses of all the
@@ -1467,23 +1487,20 @@ release_held(PromSeriesSet *set)
 
 	for (j = 0; j < held->count; j++)
 	{
-		const SeriesSlot *slot = &set->slots[(uint32) (held->rows[j].hash >> 32) &
-											 set->slot_mask];
+		const SeriesSlot *slot = tagged_slot(set, held->rows[j].hash);
 
-		if (slot->number != 0)
+		if (slot != NULL)
 			__builtin_prefetch(slot->series);
 	}
 	for (j = 0; j < held->count; j++)
 	{
-		uint32		tag = (uint32) (held->rows[j].hash >> 32);
-		const SeriesSlot *slot = &set->slots[tag & set->slot_mask];
+		const SeriesSlot *slot = tagged_slot(set, held->rows[j].hash);
 
-		if (slot->number != 0 && slot->tag == tag)
+		if (slot != NULL)
 		{
 			const PromSampleBlock *tail = slot->series->tail;
 
 			__builtin_prefetch(&tail->samples[tail->count], 1);
-			__builtin_prefetch(&set->series[slot->number - 1]);
 			for (k = 0; k < layout->nkeys; k++)
 				__builtin_prefetch(slot->series->values[k]);
 		}
@@ -1491,6 +1508,7 @@ release_held(PromSeriesSet *set)
 	for (j = 0; j < held->count; j++)
 	{
 		const HeldRow *row = &held->rows[j];
+		const SeriesSlot *found;
 		PromSeries *series;
 		PromSampleBlock *tail;
 		uint32		empty;
@@ -1498,17 +1516,21 @@ release_held(PromSeriesSet *set)
 
 		/* the held row's keys stand for the current row's for a while */
 		layout->row = held->keys + j * layout->ncolumns;
-		number = find_series(set, layout, row->hash, NULL, &empty);
-		if (number == 0)
+		found = find_series(set, layout, row->hash, NULL, &empty);
+		if (found != NULL)
+		{
+			series = found->series;
+			number = found->number;
+		}
+		else
 		{
 			/* the columns' hashes, for the values' tables */
 			(void) hash_row(layout);
 			look_up_shared_values(set, layout, NULL);
-			create_series(set, layout, NULL, row->t);
+			series = create_series(set, layout, NULL, row->t);
 			number = set->nseries;
 			index_series(set, row->hash, empty);
 		}
-		series = set->series[number - 1];
 		if (previous != NULL)
 			previous->successor = number;
 		tail = series->tail;
