@@ -65,33 +65,32 @@
  * While no guesses are made, such rows are mostly of series met long before,
  * at random places of memory, and each would wait for its slot, then for its
  * series, then for that series' block, one after another.  So such a row is
- * held instead (hold_row: its keys, their text bytes copied out of the
- * tuple, its hash and its sample; its slot asked for), and sixteen held rows
- * are placed together (release_held): the series at their first slots are
- * asked for, then those series' last blocks and values, then the rows are
- * looked up and placed in their order, their misses overlapping.  Held rows
- * are placed before a row that is not held, when guesses resume, and before
- * anything reads the set (finishing, PromSeriesSetPlaceHeld).  A layout
- * whose keys are read from the tuple when a series is made (name, other
- * by-reference types) holds no rows.
+ * held instead (hold_row: its keys, their text bytes copied out of the tuple,
+ * its hash and its sample; its slot asked for), and sixteen held rows are
+ * placed together (release_held): the series at the first slots with their
+ * tags are asked for, then those series' last blocks and values, then the
+ * rows are looked up and placed in their order, their misses overlapping.
+ * Held rows are placed before a row that is not held, when guesses resume,
+ * and before anything reads the set (finishing, PromSeriesSetPlaceHeld).  A
+ * layout whose keys are read from the tuple when a series is made (name,
+ * other by-reference types) holds no rows.
  *
  * A series is created when no series matches (or before that is known, as
  * above), and put in the index at the empty slot where its lookup's probe
- * ended.
- * Each of its label values is looked up in its column's table of distinct
- * values (before the probe, above), and only a value not seen before is
- * copied into the set's arena, validated as UTF-8 and turned into its label
- * text, which the value holds in the same allocation: a text value is its own
- * label text (8 bytes and the text), an enum value's comes from a per-backend
- * cache of the enum's labels (enum_cache.c), another type's from its output
- * function (the key of such a value, an enum's OID in 4 bytes, another type's
- * Datum or bytes, lies before it).  So a label repeated across series (a
- * datacenter, an environment) is stored and converted once, and series point
- * to it; a CONST label (the metric name) is the layout's, and series do not
- * point to it.  A column whose values turn out to be nearly all distinct (a
- * host name per series) stops being looked up, and each new series gets its
- * own value.  A series' labels are its present values (not empty), in the
- * layout's order of names.
+ * ended.  Each of its label values is looked up in its column's table of
+ * distinct values (before the probe, above), and only a value not seen before
+ * is copied into the set's arena, validated as UTF-8 and turned into its
+ * label text, which the value holds in the same allocation: a text value is
+ * its own label text (8 bytes and the text), an enum value's comes from a
+ * per-backend cache of the enum's labels (enum_cache.c), another type's from
+ * its output function (the key of such a value, an enum's OID in 4 bytes,
+ * another type's Datum or bytes, lies before it).  So a label repeated across
+ * series (a datacenter, an environment) is stored and converted once, and
+ * series point to it; a CONST label (the metric name) is the layout's, and
+ * series do not point to it.  A column whose values turn out to be nearly all
+ * distinct (a host name per series) stops being looked up, and each new
+ * series gets its own value.  A series' labels are its present values (not
+ * empty), in the layout's order of names.
  *
  * Samples are appended to a chain of blocks owned by the series, allocated
  * from the set's arena (arena.c: memory reused between calls, so that its
@@ -1471,9 +1470,9 @@ tagged_slot(const PromSeriesSet *set, uint64 hash)
 
 /*
  * Look up and place the rows a layout holds, in their order.  Their probes
- * were asked for as they came; the series at their first slots are asked
- * for first, then those series' last blocks, so that the misses of all the
- * rows overlap instead of coming one after another, row after row.
+ * were asked for as they came; the series at the first slots with their tags
+ * are asked for first, then those series' last blocks, so that the misses of
+ * all the rows overlap instead of coming one after another, row after row.
  */
 static pg_noinline void
 release_held(PromSeriesSet *set)
