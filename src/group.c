@@ -179,6 +179,8 @@ arena_alloc(PromSeriesSet *set, Size size)
 	return PromArenaAlloc(set->arena, size);
 }
 
+static PromSeries *settle_newest(PromSeriesSet *set);
+
 /* Is the kind compared by its Datum rather than by bytes? */
 static inline bool
 kind_is_scalar(PromLabelKind kind)
@@ -257,10 +259,19 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 				 const PromLabelKind *kinds, const Oid *types,
 				 const char *const *const_values)
 {
-	MemoryContext oldcxt = MemoryContextSwitchTo(set->context);
-	PromLayout *layout = palloc0(sizeof(PromLayout));
+	MemoryContext oldcxt;
+	PromLayout *layout;
 	int			i;
 
+	/*
+	 * a newest series not looked up yet is settled first: taking it back
+	 * rewinds the arena to it, which must not take this layout's values
+	 */
+	if (set->newest_unindexed)
+		(void) settle_newest(set);
+
+	oldcxt = MemoryContextSwitchTo(set->context);
+	layout = palloc0(sizeof(PromLayout));
 	if (ncolumns > PROM_MAX_LABELS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

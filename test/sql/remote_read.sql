@@ -107,6 +107,21 @@ FROM (SELECT prom_read_response_agg(t, v, 'host', 'h' || h, 'port', h,
 						WHEN r / 2 % 5 = 0 THEN 70 ELSE 1 + r / 2 % 4 END AS n
 				FROM generate_series(0, 3999) r) runs,
 				generate_series(1, n) j) numbered) timed) a;
+-- the last rows of a metric are of such a series, looked up only when the
+-- next metric's rows come: the next metric's name (its layout's) is intact
+CREATE TABLE rr_runs_a (t timestamptz, host text, v float8);
+INSERT INTO rr_runs_a VALUES
+	('2024-01-01 00:00:01', 'x', 1), ('2024-01-01 00:00:02', 'x', 2),
+	('2024-01-01 00:00:03', 'x', 3), ('2024-01-01 00:00:04', 'x', 4),
+	('2024-01-01 00:00:01', 'y', 5), ('2024-01-01 00:00:02', 'y', 6),
+	('2024-01-01 00:00:03', 'y', 7), ('2024-01-01 00:00:04', 'y', 8),
+	('2024-01-01 00:00:05', 'x', 9);
+CREATE TABLE rr_runs_b (t timestamptz, host text, v float8);
+INSERT INTO rr_runs_b VALUES
+	('2024-01-01 00:00:01', 'z', 10), ('2024-01-01 00:00:02', 'w', 11);
+SELECT prom_register('rr_runs_a'), prom_register('rr_runs_b');
+SELECT jsonb_pretty(prom_read_response_json(prom_remote_read(prom_read_request(
+	'{__name__=~"rr_runs_.", host=~".+"}', '2024-01-01', '2024-01-02'))));
 -- the same with the last of two samples of one time read winning, and the
 -- series before the new one reading on
 SELECT prom_read_response_json(prom_read_response_agg(
