@@ -1336,7 +1336,10 @@ append_sample(PromSeriesSet *set, PromSeries *series, bool late, int64 t,
  * Samples that fit a block are copied out, and the newest's memory goes
  * back to the arena when it is the newest there; more are passed on in their
  * blocks.  Called before a row of another series is placed, the newest being
- * the previous row's; returns the series that now holds the previous row.
+ * the previous row's, and before a layout is made (PromLayoutCreate): so
+ * while the newest waits, the arena gives memory to nothing but it, its
+ * values and its blocks, which the rewind takes.  Returns the series that
+ * now holds the previous row.
  */
 static pg_noinline PromSeries *
 settle_newest(PromSeriesSet *set)
