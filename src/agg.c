@@ -341,12 +341,9 @@ static void
 merge_state(AggState *into, const AggState *from)
 {
 	int			nseries;
-	PromSeries *const *series;
+	PromSeries *const *series = PromSeriesSetSeriesSoFar(from->set, &nseries);
 	PromLabelRef labels[PROM_MAX_LABELS];
 	int			i;
-
-	PromSeriesSetPlaceHeld(from->set);
-	series = PromSeriesSetSeries(from->set, &nseries);
 
 	for (i = 0; i < nseries; i++)
 	{
@@ -410,15 +407,12 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 {
 	AggState   *state = (AggState *) PG_GETARG_POINTER(0);
 	int			nseries;
-	PromSeries *const *series;
+	PromSeries *const *series = PromSeriesSetSeriesSoFar(state->set, &nseries);
 	PromLabelRef labels[PROM_MAX_LABELS];
 	Size		size = VARHDRSZ + 4 + sizeof(uint32);
 	bytea	   *result;
 	char	   *p;
 	int			i;
-
-	PromSeriesSetPlaceHeld(state->set);
-	series = PromSeriesSetSeries(state->set, &nseries);
 
 	for (i = 0; i < nseries; i++)
 	{

@@ -71,7 +71,7 @@
  * tags are asked for, then those series' last blocks and values, then the
  * rows are looked up and placed in their order, their misses overlapping.
  * Held rows are placed before a row that is not held, when guesses resume,
- * and before anything reads the set (finishing, PromSeriesSetPlaceHeld).  A
+ * and before anything reads the set (finishing, PromSeriesSetSeriesSoFar).  A
  * layout whose keys are read from the tuple when a series is made (name,
  * other by-reference types) holds no rows.
  *
@@ -371,7 +371,8 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 			layout->const_labels_size +=
 				label_field_size(layout, i, layout->const_values[i]);
 	/* rows of a layout of the usual kinds are compared by image */
-	if (layout->nkeys > 0 && layout->nkeys == layout->ntext + layout->nscalar)
+	layout->usual_kinds = layout->nkeys == layout->ntext + layout->nscalar;
+	if (layout->nkeys > 0 && layout->usual_kinds)
 	{
 		layout->image.kept = true;
 		layout->image.offsets = palloc(sizeof(int32) * Max(layout->ntext, 1));
@@ -1189,6 +1190,15 @@ append_blocks(PromSeriesSet *set, PromSeries *into, const PromSeries *from)
 	}
 }
 
+/* Is t not after the time of the sample a series took last? */
+static inline bool
+sample_is_late(const PromSeries *series, int64 t)
+{
+	const PromSampleBlock *tail = series->tail;
+
+	return tail->count > 0 && t <= PromBlockTime(tail, tail->count - 1);
+}
+
 /*
  * Give a series the samples of another of the same label set, after its own,
  * as one message: the labels once (the message size stops at
@@ -1198,10 +1208,8 @@ append_blocks(PromSeriesSet *set, PromSeries *into, const PromSeries *from)
 void
 PromMergeSeries(PromSeriesSet *set, PromSeries *into, PromSeries *from)
 {
-	const PromSampleBlock *tail = into->tail;
 	bool		in_order = !from->needs_sort &&
-		PromBlockTime(PromSeriesHead(from), 0) >
-		PromBlockTime(tail, tail->count - 1);
+		!sample_is_late(into, PromBlockTime(PromSeriesHead(from), 0));
 
 	into->message_bytes =
 		message_bytes_counted(from->message_bytes >= PROM_MESSAGE_BYTES_MAX ?
@@ -1385,13 +1393,8 @@ settle_newest(PromSeriesSet *set)
 		PromSeriesCopySamples(newest, samples);
 		PromArenaRewind(set->arena, newest);
 		for (i = 0; i < n; i++)
-		{
-			const PromSampleBlock *tail = into->tail;
-
-			append_sample(set, into,
-						  samples[i].t <= PromBlockTime(tail, tail->count - 1),
+			append_sample(set, into, sample_is_late(into, samples[i].t),
 						  samples[i].t, samples[i].v);
-		}
 		pfree(samples);
 	}
 	else
@@ -1412,7 +1415,8 @@ settle_newest(PromSeriesSet *set)
  * order); NULL otherwise.  When the guesses keep failing (the rows of each
  * time in no fixed order of series), each costing a cache miss or two for
  * nothing, the rows after SUCCESSOR_MISSES_MAX failures in a row make no
- * guess for SUCCESSOR_SKIPS rows, then try again.
+ * guess for SUCCESSOR_SKIPS rows (held ones included: hold_row), then try
+ * again.
  */
 static inline PromSeries *
 guess_successor(PromSeriesSet *set, const PromLayout *layout,
@@ -1420,13 +1424,13 @@ guess_successor(PromSeriesSet *set, const PromLayout *layout,
 {
 	PromSeries *series;
 
-	if (previous == NULL || previous->successor == 0)
-		return NULL;
 	if (unlikely(set->successor_skips > 0))
 	{
 		set->successor_skips--;
 		return NULL;
 	}
+	if (previous == NULL || previous->successor == 0)
+		return NULL;
 	series = set->series[previous->successor - 1];
 	if (series->layout == layout && keys_equal(layout, series))
 	{
@@ -1495,27 +1499,26 @@ release_held(PromSeriesSet *set)
 	HeldRows   *held = layout->held;
 	RowKey	   *current_row = layout->row;
 	PromSeries *previous = held->before;
+	const SeriesSlot *likely[HOLD_ROWS];
 	int			j;
 	int			k;
 
 	for (j = 0; j < held->count; j++)
 	{
-		const SeriesSlot *slot = tagged_slot(set, held->rows[j].hash);
-
-		if (slot != NULL)
-			__builtin_prefetch(slot->series);
+		likely[j] = tagged_slot(set, held->rows[j].hash);
+		if (likely[j] != NULL)
+			__builtin_prefetch(likely[j]->series);
 	}
 	for (j = 0; j < held->count; j++)
 	{
-		const SeriesSlot *slot = tagged_slot(set, held->rows[j].hash);
-
-		if (slot != NULL)
+		if (likely[j] != NULL)
 		{
-			const PromSampleBlock *tail = slot->series->tail;
+			const PromSeries *series = likely[j]->series;
+			const PromSampleBlock *tail = series->tail;
 
 			__builtin_prefetch(&tail->samples[tail->count], 1);
 			for (k = 0; k < layout->nkeys; k++)
-				__builtin_prefetch(slot->series->values[k]);
+				__builtin_prefetch(series->values[k]);
 		}
 	}
 	for (j = 0; j < held->count; j++)
@@ -1523,7 +1526,6 @@ release_held(PromSeriesSet *set)
 		const HeldRow *row = &held->rows[j];
 		const SeriesSlot *found;
 		PromSeries *series;
-		PromSampleBlock *tail;
 		uint32		empty;
 		uint32		number;
 
@@ -1546,10 +1548,7 @@ release_held(PromSeriesSet *set)
 		}
 		if (previous != NULL)
 			previous->successor = number;
-		tail = series->tail;
-		append_sample(set, series,
-					  tail->count > 0 &&
-					  row->t <= PromBlockTime(tail, tail->count - 1),
+		append_sample(set, series, sample_is_late(series, row->t),
 					  row->t, row->v);
 		set->last_t = row->t;
 		previous = series;
@@ -1577,8 +1576,7 @@ hold_row(PromSeriesSet *set, PromLayout *layout, PromSeries *previous,
 	Size		need = 0;
 	int			k;
 
-	if (set->successor_skips == 0 ||
-		layout->nkeys != layout->ntext + layout->nscalar)
+	if (set->successor_skips == 0 || !layout->usual_kinds)
 		return false;
 	for (k = 0; k < layout->ntext; k++)
 		need += Max(layout->row[layout->key_columns[k]].len, 0);
@@ -1622,7 +1620,7 @@ hold_row(PromSeriesSet *set, PromLayout *layout, PromSeries *previous,
 	held->count++;
 	set->holding = layout;
 	set->last = NULL;
-	if (held->count == HOLD_ROWS || --set->successor_skips == 0)
+	if (held->count == HOLD_ROWS)
 		release_held(set);
 	return true;
 }
@@ -1637,7 +1635,6 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 {
 	PromSeries *previous = set->last;
 	PromSeries *series = previous;
-	PromSampleBlock *block;
 
 	Assert(!set->finished);
 	CHECK_FOR_INTERRUPTS();
@@ -1672,7 +1669,7 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 				if (set->holding != NULL)
 				{
 					release_held(set);
-					previous = NULL;
+					previous = set->last;
 				}
 				number = series_of_keys(set, layout, values, isnull, t);
 
@@ -1684,11 +1681,9 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 		}
 	}
 
-	/* the tail block is empty only in a series just made */
-	block = series->tail;
 	append_sample(set, series,
 				  series == previous ? t <= set->last_t :
-				  block->count > 0 && t <= PromBlockTime(block, block->count - 1),
+				  sample_is_late(series, t),
 				  t, v);
 	set->last_t = t;
 
@@ -1771,7 +1766,8 @@ PromSeriesSetFinish(PromSeriesSet *set)
 	int			i;
 
 	Assert(!set->finished);
-	PromSeriesSetPlaceHeld(set);
+	if (set->holding != NULL)
+		release_held(set);
 	set->finished = true;
 	set->last = NULL;
 	/* a newest series of another's keys is merged with it by the sort */
@@ -1808,14 +1804,15 @@ PromSeriesSetNotePeak(const PromSeriesSet *set)
 }
 
 /*
- * Place the rows a set holds (release_held), so that its series may be read
- * before it is finished.
+ * The series of a set not finished yet and their number, in creation order,
+ * the rows it holds placed first (release_held).
  */
-void
-PromSeriesSetPlaceHeld(PromSeriesSet *set)
+PromSeries *const *
+PromSeriesSetSeriesSoFar(PromSeriesSet *set, int *count)
 {
 	if (set->holding != NULL)
 		release_held(set);
+	return PromSeriesSetSeries(set, count);
 }
 
 /* Free a set and everything it holds. */
@@ -1827,7 +1824,8 @@ PromSeriesSetFree(PromSeriesSet *set)
 
 /*
  * The series of a set and their number: in label-set order once the set is
- * finished, in creation order before.
+ * finished, in creation order before (PromSeriesSetSeriesSoFar, while it may
+ * hold rows).
  */
 PromSeries *const *
 PromSeriesSetSeries(const PromSeriesSet *set, int *count)

@@ -376,7 +376,8 @@ extern void PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 extern void PromSeriesSetFinish(PromSeriesSet *set);
 extern void PromSeriesSetFree(PromSeriesSet *set);
 extern Size PromSeriesSetArenaBytes(const PromSeriesSet *set);
-extern void PromSeriesSetPlaceHeld(PromSeriesSet *set);
+extern PromSeries *const *PromSeriesSetSeriesSoFar(PromSeriesSet *set,
+													int *count);
 extern PromSeries *const *PromSeriesSetSeries(const PromSeriesSet *set,
 											  int *count);
 extern int64 PromSeriesSetSampleCount(const PromSeriesSet *set);

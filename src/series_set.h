@@ -153,6 +153,9 @@ struct PromLayout
 									 * fields */
 	int			ntext;			/* how many are TEXT */
 	int			nscalar;		/* how many are ENUM or SCALAR */
+	bool		usual_kinds;	/* every key TEXT, ENUM or SCALAR: its rows
+								 * are compared by image, and held without
+								 * their tuple (group.c) */
 	uint64		seed;			/* distinguishes layouts in the hash */
 	uint32		nseries;		/* series made through this layout */
 	double		expected_rows;	/* rows its source's plan expects; 0:
