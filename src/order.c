@@ -132,9 +132,41 @@ typedef struct NameValues
 	TextRecord *records;
 	uint32		count;
 	Size		capacity;
+	uint32		present;		/* series that have the name */
 	uint32	   *number_of;		/* a value's number, by ordinal */
 	uint32		highest;		/* the highest number */
 } NameValues;
+
+/*
+ * The series are read in the order of their memory, but each is a few lines
+ * apart from the next, and its values of its own lie past its samples: ask
+ * for the header of the series SERIES_AHEAD places on, and for the values of
+ * the one VALUES_AHEAD places on, whose header has come by then (check the
+ * disassembly after changing this: GCC may drop a loop that only
+ * prefetches, see PromPrefetchSeries).
+ */
+#define SERIES_AHEAD	16
+#define VALUES_AHEAD	8
+
+static inline void
+prefetch_series_values(const PromSeriesSet *set, int i)
+{
+	if (i + SERIES_AHEAD < set->nseries)
+	{
+		const char *header = (const char *) set->series[i + SERIES_AHEAD];
+
+		__builtin_prefetch(header);
+		__builtin_prefetch(header + PROM_CACHE_LINE);
+	}
+	if (i + VALUES_AHEAD < set->nseries)
+	{
+		const PromSeries *ahead = set->series[i + VALUES_AHEAD];
+		int			k;
+
+		for (k = 0; k < ahead->nvalues; k++)
+			__builtin_prefetch(ahead->values[k]);
+	}
+}
 
 /*
  * Gather the present values of every label name from the series, each once
@@ -176,6 +208,7 @@ gather_values(PromSeriesSet *set, NameValues *names, int nnames,
 		uint32	   *row = rows + (Size) i * nnames;
 		int			c;
 
+		prefetch_series_values(set, i);
 		set->result_bytes += series_field_bytes(series);
 		memset(row, 0, sizeof(uint32) * nnames);
 		for (c = 0; c < row_layout->ncolumns; c++)
@@ -198,6 +231,7 @@ gather_values(PromSeriesSet *set, NameValues *names, int nnames,
 				record->value = value;
 			}
 			row[name_index] = value->ordinal;
+			name->present++;
 		}
 	}
 }
@@ -288,6 +322,7 @@ PromSortSeries(PromSeriesSet *set)
 	PromSeries **series;
 	int			kept;
 	int			last_deciding;
+	bool		all_distinct = false;
 	int			i;
 	int			u;
 
@@ -343,13 +378,14 @@ PromSortSeries(PromSeriesSet *set)
 	 * are read at random, keys[] twice in order.  The first name with as
 	 * many distinct values as there are series (a host per series) gives
 	 * every series a value of its own, so the names after it never decide
-	 * and are not sorted by.
+	 * and are not sorted by, and no two label sets are equal.
 	 */
 	last_deciding = nnames - 1;
 	for (u = 0; u < nnames; u++)
 		if (values[u].highest == (uint32) nseries)
 		{
 			last_deciding = u;
+			all_distinct = true;
 			break;
 		}
 	order = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
@@ -370,6 +406,9 @@ PromSortSeries(PromSeriesSet *set)
 		if (values[u].highest == 0)
 			continue;			/* no series has it: its entries only
 								 * repeat what the later names decide */
+		if (values[u].highest == 1 && values[u].present == (uint32) nseries)
+			continue;			/* one value in every series (a metric
+								 * name): the order stays as it is */
 		memset(counts, 0, sizeof(uint32) * nkeys);
 		for (i = 0; i < nseries; i++)
 		{
@@ -377,8 +416,7 @@ PromSortSeries(PromSeriesSet *set)
 			counts[keys[i]]++;
 		}
 		if (counts[keys[0]] == (uint32) nseries)
-			continue;			/* one entry for all (a metric name): the
-								 * order stays as it is */
+			continue;			/* one entry for all: the order stays */
 		for (k = 0; k < nkeys; k++)
 		{
 			uint32		count = counts[k];
@@ -400,7 +438,7 @@ PromSortSeries(PromSeriesSet *set)
 	 */
 	repeats = sorted;
 	for (i = 0; i < nseries; i++)
-		repeats[i] = i > 0 &&
+		repeats[i] = i > 0 && !all_distinct &&
 			memcmp(rows + (Size) order[i - 1] * nnames,
 				   rows + (Size) order[i] * nnames,
 				   sizeof(uint32) * nnames) == 0;
