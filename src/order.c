@@ -25,7 +25,10 @@
  *
  * The passes begin at the first name whose values are as many as the
  * series (a host per series), not at the last name: the names after it
- * cannot decide between series that all differ there.
+ * cannot decide between series that all differ there, and no two label
+ * sets are equal then, so none are looked for.  A name with one value that
+ * every series has (the metric name of one metric) decides nothing and
+ * gets no pass.
  *
  * Comparing rows entry by entry then gives Prometheus's order exactly: at
  * the first name where two series differ, either both have the label (the
