@@ -437,7 +437,6 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 	{
 		int64		nsamples = series[i]->nsamples;
 		int			n = PromSeriesLabels(series[i], labels);
-		PromSample *samples;
 		int			j;
 
 		p = put_bytes(p, &(uint32) {n}, sizeof(uint32));
@@ -449,9 +448,8 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 			p = put_bytes(p, labels[j].value, labels[j].value_len);
 		}
 		p = put_bytes(p, &nsamples, sizeof(int64));
-		samples = series_samples(series[i]);
-		p = put_bytes(p, samples, sizeof(PromSample) * nsamples);
-		pfree(samples);
+		PromSeriesCopySamples(series[i], p);
+		p += sizeof(PromSample) * nsamples;
 	}
 	Assert(p == (char *) result + size);
 	PG_RETURN_BYTEA_P(result);

@@ -1695,12 +1695,15 @@ row_done:
 	}
 }
 
-/* Copy a series' samples, in the order of its blocks, into samples. */
+/*
+ * Copy a series' samples, in the order of its blocks, to dest as an array of
+ * PromSample, which need not be aligned (a serialized aggregate state).
+ */
 void
-PromSeriesCopySamples(const PromSeries *series, PromSample *samples)
+PromSeriesCopySamples(const PromSeries *series, void *dest)
 {
 	const PromSampleBlock *block;
-	int64		n = 0;
+	char	   *p = dest;
 
 	for (block = PromSeriesHead(series); block != NULL;
 		 block = PromSeriesNextBlock(series, block))
@@ -1708,9 +1711,14 @@ PromSeriesCopySamples(const PromSeries *series, PromSample *samples)
 		uint32		j;
 
 		for (j = 0; j < block->count; j++)
-			samples[n++] = PromBlockSample(block, j);
+		{
+			PromSample	sample = PromBlockSample(block, j);
+
+			memcpy(p, &sample, sizeof(PromSample));
+			p += sizeof(PromSample);
+		}
 	}
-	Assert(n == series->nsamples);
+	Assert(p == (char *) dest + sizeof(PromSample) * series->nsamples);
 }
 
 /*

@@ -384,7 +384,7 @@ extern int64 PromSeriesSetSampleCount(const PromSeriesSet *set);
 extern Size PromSeriesSetResultBytes(const PromSeriesSet *set);
 extern int	PromSeriesLabels(const PromSeries *series, PromLabelRef *labels);
 extern Size PromSeriesLabelsSize(const PromSeries *series);
-extern void PromSeriesCopySamples(const PromSeries *series, PromSample *samples);
+extern void PromSeriesCopySamples(const PromSeries *series, void *dest);
 
 /*---- Query execution (scan.c, query.c) ----*/
 

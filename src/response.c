@@ -35,18 +35,6 @@
 #define SAMPLE_VALUE_FIELD	1
 #define SAMPLE_TIME_FIELD	2
 
-/* Bytes of labels as repeated Label fields numbered 1. */
-static Size
-labels_size(const PromLabelRef *labels, int n)
-{
-	Size		size = 0;
-	int			i;
-
-	for (i = 0; i < n; i++)
-		size += wire_label_field_size(labels[i].name_len, labels[i].value_len);
-	return size;
-}
-
 /* Write labels as repeated Label fields numbered 1; returns the end. */
 static char *
 put_labels(char *p, const PromLabelRef *labels, int n)
@@ -163,7 +151,7 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			PromPrefetchSeries(self->series, self->next, self->nseries);
 			nlabels = PromSeriesLabels(series, labels);
 			size = wire_len_header_size(series->message_bytes) +
-				labels_size(labels, nlabels);
+				PromSeriesLabelsSize(series);
 			if (size > (Size) (end - p))
 			{
 				*need = size;
