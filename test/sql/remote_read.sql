@@ -167,12 +167,17 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET parallel_leader_participation = off;
+-- (prom_remote_read is parallel unsafe: a statement calling it runs no
+-- workers, so the parallel answer is taken first, by its digest)
 EXPLAIN (COSTS OFF)
-SELECT prom_read_response_agg(t, v, '__name__', 'rr_big', 'host', host, 'shard', shard)
+SELECT md5(prom_read_response_agg(t, v, '__name__', 'rr_big', 'host', host,
+		'shard', shard)) AS parallel_answer
 FROM rr_big;
-SELECT prom_read_response_agg(t, v, '__name__', 'rr_big', 'host', host, 'shard', shard)
-	= prom_remote_read(prom_read_request('rr_big', '2024-01-01', '2024-01-02')) AS same
-FROM rr_big;
+SELECT md5(prom_read_response_agg(t, v, '__name__', 'rr_big', 'host', host,
+		'shard', shard)) AS parallel_answer
+FROM rr_big \gset
+SELECT md5(prom_remote_read(prom_read_request('rr_big', '2024-01-01',
+		'2024-01-02'))) = :'parallel_answer' AS same;
 -- rows of each time in another order of series, which are held to be looked
 -- up together: placed before a worker's state is serialized
 CREATE TABLE rr_shuffled AS
@@ -182,15 +187,16 @@ CREATE TABLE rr_shuffled AS
 	ORDER BY k, s::bigint * (7919 + k * 104729) % 2003;
 SELECT prom_register('rr_shuffled');
 EXPLAIN (COSTS OFF)
-SELECT prom_read_response_agg(t, v, 'host', host) FROM rr_shuffled;
-SELECT prom_read_response_agg(t, v, '__name__', 'rr_shuffled', 'host', host)
-	= (SELECT prom_read_response_agg(t, v, '__name__', 'rr_shuffled',
-			'host', host ORDER BY host, t)
-	   FROM rr_shuffled) AS same,
-	prom_remote_read(prom_read_request('rr_shuffled', '2024-01-01', '2024-01-02'))
-	= (SELECT prom_read_response_agg(t, v, '__name__', 'rr_shuffled',
-			'host', host ORDER BY host, t)
-	   FROM rr_shuffled) AS same_read
+SELECT md5(prom_read_response_agg(t, v, '__name__', 'rr_shuffled',
+		'host', host)) AS parallel_answer
+FROM rr_shuffled;
+SELECT md5(prom_read_response_agg(t, v, '__name__', 'rr_shuffled',
+		'host', host)) AS parallel_answer
+FROM rr_shuffled \gset
+SELECT md5(prom_read_response_agg(t, v, '__name__', 'rr_shuffled',
+			'host', host ORDER BY host, t)) = :'parallel_answer' AS same,
+	md5(prom_remote_read(prom_read_request('rr_shuffled', '2024-01-01',
+			'2024-01-02'))) = :'parallel_answer' AS same_read
 FROM rr_shuffled;
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
