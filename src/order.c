@@ -325,6 +325,7 @@ PromSortSeries(PromSeriesSet *set)
 	PromSeries **series;
 	int			kept;
 	int			last_deciding;
+	int			first_pass;
 	bool		all_distinct = false;
 	int			i;
 	int			u;
@@ -372,8 +373,6 @@ PromSortSeries(PromSeriesSet *set)
 	gather_values(set, values, nnames, rows);
 	number_values(set, values, nnames);
 	number_rows(set, values, nnames, rows);
-	for (u = 0; u < nnames; u++)
-		max_highest = Max(max_highest, values[u].highest);
 
 	/*
 	 * A stable counting sort per name, the last name first.  A pass reads
@@ -381,7 +380,8 @@ PromSortSeries(PromSeriesSet *set)
 	 * are read at random, keys[] twice in order.  The first name with as
 	 * many distinct values as there are series (a host per series) gives
 	 * every series a value of its own, so the names after it never decide
-	 * and are not sorted by, and no two label sets are equal.
+	 * and are not sorted by, and no two label sets are equal; its numbers
+	 * are 1 to nseries, once each, which is the order by it without a pass.
 	 */
 	last_deciding = nnames - 1;
 	for (u = 0; u < nnames; u++)
@@ -392,13 +392,25 @@ PromSortSeries(PromSeriesSet *set)
 			break;
 		}
 	order = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
+	if (all_distinct)
+	{
+		for (i = 0; i < nseries; i++)
+			order[rows[(Size) i * nnames + last_deciding] - 1] = i;
+		first_pass = last_deciding - 1;
+	}
+	else
+	{
+		for (i = 0; i < nseries; i++)
+			order[i] = i;
+		first_pass = last_deciding;
+	}
+	for (u = 0; u <= first_pass; u++)
+		max_highest = Max(max_highest, values[u].highest);
 	sorted = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
 	keys = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
 	counts = PromArenaAlloc(set->arena, sizeof(uint32) * ((Size) max_highest + 3));
 	PromSeriesSetNotePeak(set);
-	for (i = 0; i < nseries; i++)
-		order[i] = i;
-	for (u = last_deciding; u >= 0; u--)
+	for (u = first_pass; u >= 0; u--)
 	{
 		uint32		nkeys = values[u].highest + 2;
 		uint32		sum = 0;
