@@ -1412,11 +1412,15 @@ settle_newest(PromSeriesSet *set)
 /*
  * The series that followed the previous row's last time, when the current
  * row's keys are its (interleaved series tend to come round in the same
- * order); NULL otherwise.  When the guesses keep failing (the rows of each
- * time in no fixed order of series), each costing a cache miss or two for
- * nothing, the rows after SUCCESSOR_MISSES_MAX failures in a row make no
- * guess for SUCCESSOR_SKIPS rows (held ones included: hold_row), then try
- * again.
+ * order); NULL otherwise.  A right guess asks for the series that followed
+ * the guessed one (its header, its values and its first block, after which
+ * its own values lie), which the next row is then compared with: one row
+ * ahead only, for each step needs the header of the series before.
+ *
+ * When the guesses keep failing (the rows of each time in no fixed order of
+ * series), each costing a cache miss or two for nothing, the rows after
+ * SUCCESSOR_MISSES_MAX failures in a row make no guess for SUCCESSOR_SKIPS
+ * rows (held ones included: hold_row), then try again.
  */
 static inline PromSeries *
 guess_successor(PromSeriesSet *set, const PromLayout *layout,
@@ -1435,6 +1439,9 @@ guess_successor(PromSeriesSet *set, const PromLayout *layout,
 	if (series->layout == layout && keys_equal(layout, series))
 	{
 		set->successor_misses = 0;
+		/* the next row's likely series, while this row is placed */
+		if (series->successor != 0)
+			PromPrefetchFourLines(set->series[series->successor - 1]);
 		return series;
 	}
 	if (++set->successor_misses == SUCCESSOR_MISSES_MAX)
