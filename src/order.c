@@ -423,15 +423,15 @@ PromSortSeries(PromSeriesSet *set)
 								 * repeat what the later names decide */
 		if (values[u].highest == 1 && values[u].present == (uint32) nseries)
 			continue;			/* one value in every series (a metric
-								 * name): the order stays as it is */
+								 * name): the order stays as it is (the
+								 * only other way for all entries to be
+								 * equal is the case above) */
 		memset(counts, 0, sizeof(uint32) * nkeys);
 		for (i = 0; i < nseries; i++)
 		{
 			keys[i] = rows[(Size) order[i] * nnames + u];
 			counts[keys[i]]++;
 		}
-		if (counts[keys[0]] == (uint32) nseries)
-			continue;			/* one entry for all: the order stays */
 		for (k = 0; k < nkeys; k++)
 		{
 			uint32		count = counts[k];
