@@ -66,14 +66,14 @@
  * at random places of memory, and each would wait for its slot, then for its
  * series, then for that series' block, one after another.  So such a row is
  * held instead (hold_row: its keys, their text bytes copied out of the tuple,
- * its hash and its sample; its slot asked for), and sixteen held rows are
- * placed together (release_held): the series at the first slots with their
- * tags are asked for, then those series' last blocks and values, then the
- * rows are looked up and placed in their order, their misses overlapping.
- * Held rows are placed before a row that is not held, when guesses resume,
- * and before anything reads the set (finishing, PromSeriesSetSeriesSoFar).  A
- * layout whose keys are read from the tuple when a series is made (name,
- * other by-reference types) holds no rows.
+ * their hashes, its hash and its sample; its slot asked for), and sixteen
+ * held rows are placed together (release_held): the series at the first slots
+ * with their tags are asked for, then those series' last blocks and values,
+ * then the rows are looked up and placed in their order, their misses
+ * overlapping.  Held rows are placed before a row that is not held, when
+ * guesses resume, and before anything reads the set (finishing,
+ * PromSeriesSetSeriesSoFar).  A layout whose keys are read from the tuple
+ * when a series is made (name, other by-reference types) holds no rows.
  *
  * A series is created when no series matches (or before that is known, as
  * above), and put in the index at the empty slot where its lookup's probe
@@ -764,6 +764,27 @@ hash_row(PromLayout *layout)
 	return hash;
 }
 
+/* The slot of the index where the probe for a hash begins. */
+static inline const SeriesSlot *
+home_slot(const PromSeriesSet *set, uint64 hash)
+{
+	return &set->slots[(uint32) (hash >> 32) & set->slot_mask];
+}
+
+/*
+ * From *slot on, the next slot of the index with the tag (the hash's high
+ * half), or NULL; *slot is then that slot, or the empty one that ends the
+ * probe.
+ */
+static inline const SeriesSlot *
+next_tagged_slot(const PromSeriesSet *set, uint32 tag, uint32 *slot)
+{
+	for (; set->slots[*slot].number != 0; *slot = (*slot + 1) & set->slot_mask)
+		if (set->slots[*slot].tag == tag)
+			return &set->slots[*slot];
+	return NULL;
+}
+
 /*
  * Find the series of the current row's keys (or of the keys of the series
  * like, if not NULL), of the given hash, in the index: its slot (its number
@@ -776,18 +797,16 @@ find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash,
 {
 	uint32		tag = (uint32) (hash >> 32);
 	uint32		slot = tag & set->slot_mask;
+	const SeriesSlot *found;
 
-	while (set->slots[slot].number != 0)
+	while ((found = next_tagged_slot(set, tag, &slot)) != NULL)
 	{
-		if (set->slots[slot].tag == tag)
-		{
-			const PromSeries *candidate = set->slots[slot].series;
+		const PromSeries *candidate = found->series;
 
-			if (candidate->layout == layout &&
-				(like != NULL ? series_keys_equal(layout, candidate, like) :
-				 keys_equal(layout, candidate)))
-				return &set->slots[slot];
-		}
+		if (candidate->layout == layout &&
+			(like != NULL ? series_keys_equal(layout, candidate, like) :
+			 keys_equal(layout, candidate)))
+			return found;
 		slot = (slot + 1) & set->slot_mask;
 	}
 	*empty = slot;
@@ -1274,7 +1293,7 @@ series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	 * likely makes one too: it is made at once, and looked up later
 	 * (settle_newest), when its slot has come.
 	 */
-	__builtin_prefetch(&set->slots[(uint32) (hash >> 32) & set->slot_mask]);
+	__builtin_prefetch(home_slot(set, hash));
 	look_up_shared_values(set, layout, values);
 	look_later = previous != NULL && previous == set->series[set->nseries - 1];
 	if (!look_later)
@@ -1454,8 +1473,8 @@ guess_successor(PromSeriesSet *set, const PromLayout *layout,
 
 /*
  * Rows held while no guesses are made, to be looked up together: their keys
- * (text keys' bytes copied, for the tuple goes with the row), hashes and
- * samples.
+ * (text keys' bytes copied, for the tuple goes with the row), the keys'
+ * hashes and the row's, and samples.
  */
 #define HOLD_ROWS	16
 #define HOLD_BYTES	4096
@@ -1472,39 +1491,26 @@ struct HeldRows
 	int			count;
 	HeldRow		rows[HOLD_ROWS];
 	RowKey	   *keys;			/* a row of the layout's columns each */
+	uint64	   *key_hashes;		/* and their hashes (layout->row_hashes) */
 	Size		bytes_used;
 	char		bytes[HOLD_BYTES];	/* their text keys' bytes */
 	PromSeries *before;			/* the series of the row before them */
 };
 
 /*
- * The first slot of the index with a hash's tag, or NULL: the likely slot of
- * the series of that hash.
+ * Look up and place the rows a layout holds, in their order; returns the
+ * series of the last, the set's previous row's now.  Their probes were asked
+ * for as they came; the series at the first slots with their tags are asked
+ * for first, then those series' last blocks, so that the misses of all the
+ * rows overlap instead of coming one after another, row after row.
  */
-static inline const SeriesSlot *
-tagged_slot(const PromSeriesSet *set, uint64 hash)
-{
-	uint32		tag = (uint32) (hash >> 32);
-	uint32		slot = tag & set->slot_mask;
-
-	for (; set->slots[slot].number != 0; slot = (slot + 1) & set->slot_mask)
-		if (set->slots[slot].tag == tag)
-			return &set->slots[slot];
-	return NULL;
-}
-
-/*
- * Look up and place the rows a layout holds, in their order.  Their probes
- * were asked for as they came; the series at the first slots with their tags
- * are asked for first, then those series' last blocks, so that the misses of
- * all the rows overlap instead of coming one after another, row after row.
- */
-static pg_noinline void
+static pg_noinline PromSeries *
 release_held(PromSeriesSet *set)
 {
 	PromLayout *layout = set->holding;
 	HeldRows   *held = layout->held;
 	RowKey	   *current_row = layout->row;
+	uint64	   *current_hashes = layout->row_hashes;
 	PromSeries *previous = held->before;
 	const SeriesSlot *likely[HOLD_ROWS];
 	int			j;
@@ -1512,7 +1518,11 @@ release_held(PromSeriesSet *set)
 
 	for (j = 0; j < held->count; j++)
 	{
-		likely[j] = tagged_slot(set, held->rows[j].hash);
+		uint64		hash = held->rows[j].hash;
+		uint32		slot = (uint32) (hash >> 32) & set->slot_mask;
+
+		/* the first slot with the row's tag: its likely series' */
+		likely[j] = next_tagged_slot(set, (uint32) (hash >> 32), &slot);
 		if (likely[j] != NULL)
 			__builtin_prefetch(likely[j]->series);
 	}
@@ -1538,6 +1548,7 @@ release_held(PromSeriesSet *set)
 
 		/* the held row's keys stand for the current row's for a while */
 		layout->row = held->keys + j * layout->ncolumns;
+		layout->row_hashes = held->key_hashes + j * layout->ncolumns;
 		found = find_series(set, layout, row->hash, NULL, &empty);
 		if (found != NULL)
 		{
@@ -1546,8 +1557,6 @@ release_held(PromSeriesSet *set)
 		}
 		else
 		{
-			/* the columns' hashes, for the values' tables */
-			(void) hash_row(layout);
 			look_up_shared_values(set, layout, NULL);
 			series = create_series(set, layout, NULL, row->t);
 			number = set->nseries;
@@ -1561,10 +1570,12 @@ release_held(PromSeriesSet *set)
 		previous = series;
 	}
 	layout->row = current_row;
+	layout->row_hashes = current_hashes;
 	set->last = previous;
 	held->count = 0;
 	held->bytes_used = 0;
 	set->holding = NULL;
+	return previous;
 }
 
 /*
@@ -1578,6 +1589,7 @@ hold_row(PromSeriesSet *set, PromLayout *layout, PromSeries *previous,
 		 int64 t, double v)
 {
 	HeldRows   *held = layout->held;
+	uint64	   *current_hashes = layout->row_hashes;
 	HeldRow    *row;
 	RowKey	   *keys;
 	Size		need = 0;
@@ -1591,16 +1603,15 @@ hold_row(PromSeriesSet *set, PromLayout *layout, PromSeries *previous,
 		return false;
 	if (set->holding != NULL &&
 		(set->holding != layout || need > HOLD_BYTES - held->bytes_used))
-	{
-		release_held(set);
-		previous = set->last;
-	}
+		previous = release_held(set);
 	if (held == NULL)
 	{
 		held = layout->held = MemoryContextAllocZero(set->context,
 													 sizeof(HeldRows));
 		held->keys = MemoryContextAlloc(set->context, sizeof(RowKey) *
 										HOLD_ROWS * layout->ncolumns);
+		held->key_hashes = MemoryContextAlloc(set->context, sizeof(uint64) *
+											  HOLD_ROWS * layout->ncolumns);
 	}
 	if (held->count == 0)
 		held->before = previous;
@@ -1620,15 +1631,18 @@ hold_row(PromSeriesSet *set, PromLayout *layout, PromSeries *previous,
 			held->bytes_used += keys[i].len;
 		}
 	}
+	/* the keys' hashes go with them, for the values' tables */
+	layout->row_hashes = held->key_hashes + held->count * layout->ncolumns;
 	row->hash = hash_row(layout);
+	layout->row_hashes = current_hashes;
 	row->t = t;
 	row->v = v;
-	__builtin_prefetch(&set->slots[(uint32) (row->hash >> 32) & set->slot_mask]);
+	__builtin_prefetch(home_slot(set, row->hash));
 	held->count++;
 	set->holding = layout;
 	set->last = NULL;
 	if (held->count == HOLD_ROWS)
-		release_held(set);
+		(void) release_held(set);
 	return true;
 }
 
@@ -1674,10 +1688,7 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 				if (hold_row(set, layout, previous, t, v))
 					goto row_done;
 				if (set->holding != NULL)
-				{
-					release_held(set);
-					previous = set->last;
-				}
+					previous = release_held(set);
 				number = series_of_keys(set, layout, values, isnull, t);
 
 				series = set->series[number - 1];
@@ -1782,7 +1793,7 @@ PromSeriesSetFinish(PromSeriesSet *set)
 
 	Assert(!set->finished);
 	if (set->holding != NULL)
-		release_held(set);
+		(void) release_held(set);
 	set->finished = true;
 	set->last = NULL;
 	/* a newest series of another's keys is merged with it by the sort */
@@ -1826,7 +1837,7 @@ PromSeries *const *
 PromSeriesSetSeriesSoFar(PromSeriesSet *set, int *count)
 {
 	if (set->holding != NULL)
-		release_held(set);
+		(void) release_held(set);
 	return PromSeriesSetSeries(set, count);
 }
 
