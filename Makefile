@@ -13,6 +13,12 @@ REGRESS_OPTS = --inputdir=test --encoding=UTF8 --load-extension=promread
 
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter
+
+# make ASSERTS=1 (or ASSERTS=1 test/run-all): promread's Assert()s checked,
+# on a server built without assertions
+ifdef ASSERTS
+PG_CPPFLAGS += -DUSE_ASSERT_CHECKING
+endif
 SHLIB_LINK = -lprotobuf-c -lsnappy -lxxhash -lstdc++
 
 # rebuild objects when a header they include changes
