@@ -742,13 +742,13 @@ hash_key(PromLabelKind kind, const RowKey *key)
 }
 
 /*
- * Hash the current row's keys: each key is hashed on its own (a column's
- * table of values looks its key up by the same hash, kept in
- * layout->row_hashes), and the hashes are folded in column order, so that
- * the same values in other columns hash apart.
+ * Hash the current row's keys: each key is hashed on its own into
+ * key_hashes, by column (a column's table of values looks its key up by the
+ * same hash: layout->row_hashes, or a held row's), and the hashes are folded
+ * in column order, so that the same values in other columns hash apart.
  */
 static uint64
-hash_row(PromLayout *layout)
+hash_row(const PromLayout *layout, uint64 *key_hashes)
 {
 	uint64		hash = layout->seed;
 	int			k;
@@ -757,8 +757,8 @@ hash_row(PromLayout *layout)
 	{
 		int			i = layout->key_columns[k];
 
-		layout->row_hashes[i] = hash_key(layout->kinds[i], &layout->row[i]);
-		hash = (hash ^ layout->row_hashes[i]) * UINT64CONST(0x9E3779B97F4A7C15);
+		key_hashes[i] = hash_key(layout->kinds[i], &layout->row[i]);
+		hash = (hash ^ key_hashes[i]) * UINT64CONST(0x9E3779B97F4A7C15);
 		hash ^= hash >> 29;
 	}
 	return hash;
@@ -1280,7 +1280,7 @@ static pg_noinline uint32
 series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 			   const bool *isnull, int64 t)
 {
-	uint64		hash = hash_row(layout);
+	uint64		hash = hash_row(layout, layout->row_hashes);
 	PromSeries *previous = set->last;
 	bool		look_later;
 	uint32		empty = 0;
@@ -1518,11 +1518,11 @@ release_held(PromSeriesSet *set)
 
 	for (j = 0; j < held->count; j++)
 	{
-		uint64		hash = held->rows[j].hash;
-		uint32		slot = (uint32) (hash >> 32) & set->slot_mask;
+		uint32		tag = (uint32) (held->rows[j].hash >> 32);
+		uint32		slot = tag & set->slot_mask;
 
 		/* the first slot with the row's tag: its likely series' */
-		likely[j] = next_tagged_slot(set, (uint32) (hash >> 32), &slot);
+		likely[j] = next_tagged_slot(set, tag, &slot);
 		if (likely[j] != NULL)
 			__builtin_prefetch(likely[j]->series);
 	}
@@ -1589,7 +1589,6 @@ hold_row(PromSeriesSet *set, PromLayout *layout, PromSeries *previous,
 		 int64 t, double v)
 {
 	HeldRows   *held = layout->held;
-	uint64	   *current_hashes = layout->row_hashes;
 	HeldRow    *row;
 	RowKey	   *keys;
 	Size		need = 0;
@@ -1632,9 +1631,8 @@ hold_row(PromSeriesSet *set, PromLayout *layout, PromSeries *previous,
 		}
 	}
 	/* the keys' hashes go with them, for the values' tables */
-	layout->row_hashes = held->key_hashes + held->count * layout->ncolumns;
-	row->hash = hash_row(layout);
-	layout->row_hashes = current_hashes;
+	row->hash = hash_row(layout,
+						 held->key_hashes + held->count * layout->ncolumns);
 	row->t = t;
 	row->v = v;
 	__builtin_prefetch(home_slot(set, row->hash));
@@ -1652,8 +1650,8 @@ hold_row(PromSeriesSet *set, PromLayout *layout, PromSeries *previous,
  *
  * It begins a page of code of its own: the same instructions at other
  * offsets took up to a third longer a row when series interleave (a load of
- * the series' last sample waiting far longer; bench/RESULTS.md), so that
- * where code elsewhere in the library moves it must not decide its speed.
+ * the series' last sample waiting far longer; bench/RESULTS.md), and there
+ * a change elsewhere in the library does not move it.
  */
 pg_attribute_aligned(4096) void
 PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
