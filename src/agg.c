@@ -347,7 +347,7 @@ merge_state(AggState *into, const AggState *from)
 
 	for (i = 0; i < nseries; i++)
 	{
-		int			n = PromSeriesLabels(series[i], labels);
+		int			n = PromSeriesLabels(from->set, series[i], labels);
 		PromSample *samples = series_samples(series[i]);
 
 		add_text_series(into, n, labels, samples, series[i]->nsamples);
@@ -416,7 +416,7 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 
 	for (i = 0; i < nseries; i++)
 	{
-		int			n = PromSeriesLabels(series[i], labels);
+		int			n = PromSeriesLabels(state->set, series[i], labels);
 		int			j;
 
 		size += sizeof(uint32) + sizeof(int64) +
@@ -436,7 +436,7 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 	for (i = 0; i < nseries; i++)
 	{
 		int64		nsamples = series[i]->nsamples;
-		int			n = PromSeriesLabels(series[i], labels);
+		int			n = PromSeriesLabels(state->set, series[i], labels);
 		int			j;
 
 		p = put_bytes(p, &(uint32) {n}, sizeof(uint32));

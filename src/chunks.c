@@ -364,8 +364,8 @@ scratch_next_chunk(FrameScratch *scratch)
  * whose ChunkedSeries message has series_size bytes.  Empties the scratch.
  */
 static void
-write_frame(PromBuffer *buf, const PromSeries *series, Size series_size,
-			int64 query_index, FrameScratch *scratch)
+write_frame(PromBuffer *buf, const PromSeriesSet *set, const PromSeries *series,
+			Size series_size, int64 query_index, FrameScratch *scratch)
 {
 	Size		message_size;
 	Size		total = frame_size(series_size, query_index, &message_size);
@@ -378,7 +378,7 @@ write_frame(PromBuffer *buf, const PromSeries *series, Size series_size,
 	p = wire_put_varint(start, message_size);
 	message = p + 4;
 	p = wire_put_len_header(message, CHUNKED_SERIES_FIELD, series_size);
-	p = PromPutSeriesLabels(p, series);
+	p = PromPutSeriesLabels(p, set, series);
 	for (i = 0; i < scratch->nchunks; i++)
 	{
 		const ChunkRef *chunk = &scratch->chunks[i];
@@ -446,7 +446,7 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 		SampleCursor cursor;
 
 		PromPrefetchSeries(series, i, nseries);
-		labels_size = PromSeriesLabelsSize(series[i]);
+		labels_size = PromSeriesLabelsSize(set, series[i]);
 		series_size = labels_size;
 		cursor.series = series[i];
 		cursor.block = PromSeriesHead(series[i]);
@@ -471,7 +471,8 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 				frame_size(series_size, query_index, &message_size) >=
 				(Size) promread_max_frame_bytes)
 			{
-				write_frame(buf, series[i], series_size, query_index, &scratch);
+				write_frame(buf, set, series[i], series_size, query_index,
+							&scratch);
 				series_size = labels_size;
 			}
 		}

@@ -252,7 +252,9 @@ label_field_size(const PromLayout *layout, int column,
  * Describe a source of rows.  names[i] is the label name of column i;
  * types[i] its type (for SCALAR and BINARY columns, whose output function
  * prints the label); const_values[i] the value of a CONST column.  Label
- * names must be distinct.
+ * names must be distinct.  A set has at most PROM_MAX_LAYOUTS layouts, which
+ * it numbers in the order they are made (a series names its layout by its
+ * number).
  */
 PromLayout *
 PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
@@ -270,13 +272,19 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 	if (set->newest_unindexed)
 		(void) settle_newest(set);
 
-	oldcxt = MemoryContextSwitchTo(set->context);
-	layout = palloc0(sizeof(PromLayout));
 	if (ncolumns > PROM_MAX_LABELS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a series cannot have more than %d labels",
 						PROM_MAX_LABELS)));
+	if (set->nlayouts == PROM_MAX_LAYOUTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("cannot group series of more than %d label layouts at once",
+						PROM_MAX_LAYOUTS),
+				 errdetail("A layout is the label columns of a registered metric, or a list of label names given to prom_read_response_agg.")));
+	oldcxt = MemoryContextSwitchTo(set->context);
+	layout = palloc0(sizeof(PromLayout));
 
 	layout->ncolumns = ncolumns;
 	layout->names = palloc(sizeof(char *) * Max(ncolumns, 1));
@@ -292,9 +300,16 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 	layout->row_hashes = palloc0(sizeof(uint64) * Max(ncolumns, 1));
 	layout->row_values = palloc0(sizeof(PromLabelValue *) * Max(ncolumns, 1));
 	layout->values = palloc0(sizeof(ValueTable) * Max(ncolumns, 1));
-	layout->seed = (uint64) (++set->nlayouts) * UINT64CONST(0x9E3779B97F4A7C15);
-	layout->next = set->layouts;
-	set->layouts = layout;
+	if (set->nlayouts == set->layouts_capacity)
+	{
+		set->layouts_capacity = Max(set->layouts_capacity * 2, 4);
+		set->layouts = set->layouts == NULL ?
+			palloc(sizeof(PromLayout *) * set->layouts_capacity) :
+			repalloc(set->layouts, sizeof(PromLayout *) * set->layouts_capacity);
+	}
+	layout->number = set->nlayouts;
+	set->layouts[set->nlayouts++] = layout;
+	layout->seed = (uint64) set->nlayouts * UINT64CONST(0x9E3779B97F4A7C15);
 
 	for (i = 0; i < ncolumns; i++)
 	{
@@ -480,7 +495,7 @@ static inline bool
 read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 			  const bool *isnull, const PromSeries *previous)
 {
-	bool		equal = (previous != NULL && previous->layout == layout);
+	bool		equal = (previous != NULL && previous->layout == layout->number);
 	const uint16 *columns = layout->key_columns;
 	RowKey	   *row = layout->row;
 	int			ntext = layout->ntext;
@@ -803,7 +818,7 @@ find_series(PromSeriesSet *set, PromLayout *layout, uint64 hash,
 	{
 		const PromSeries *candidate = found->series;
 
-		if (candidate->layout == layout &&
+		if (candidate->layout == layout->number &&
 			(like != NULL ? series_keys_equal(layout, candidate, like) :
 			 keys_equal(layout, candidate)))
 			return found;
@@ -1061,7 +1076,7 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 						 offsetof(PromSampleBlock, samples) +
 						 sizeof(PromStoredSample) * capacity);
 	memset(series, 0, offsetof(PromSeries, values));
-	series->layout = layout;
+	series->layout = layout->number;
 	series->nvalues = layout->nkeys;
 	for (k = 0; k < layout->nkeys; k++)
 	{
@@ -1070,7 +1085,7 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 		series->values[k] = layout->row_values[i] != NULL ?
 			layout->row_values[i] : new_value(set, layout, i, values);
 	}
-	series->message_bytes = message_bytes_counted(PromSeriesLabelsSize(series));
+	series->message_bytes = message_bytes_counted(PromSeriesLabelsSize(set, series));
 	series->tail = PromSeriesHead(series);
 	init_block(series->tail, capacity, t);
 
@@ -1098,7 +1113,7 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 static pg_noinline PromSampleBlock *
 grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
 {
-	const PromLayout *layout = series->layout;
+	const PromLayout *layout = series_layout(set, series);
 	PromSampleBlock *tail = series->tail;
 	uint32		capacity = BLOCK_FIRST_CAPACITY;
 
@@ -1234,7 +1249,7 @@ PromMergeSeries(PromSeriesSet *set, PromSeries *into, PromSeries *from)
 		message_bytes_counted(from->message_bytes >= PROM_MESSAGE_BYTES_MAX ?
 							  PROM_MESSAGE_BYTES_MAX :
 							  (Size) into->message_bytes + from->message_bytes -
-							  PromSeriesLabelsSize(from));
+							  PromSeriesLabelsSize(set, from));
 	append_blocks(set, into, from);
 	into->nsamples += from->nsamples;
 	from->needs_sort = false;
@@ -1372,7 +1387,7 @@ static pg_noinline PromSeries *
 settle_newest(PromSeriesSet *set)
 {
 	PromSeries *newest = set->series[set->nseries - 1];
-	PromLayout *layout = unconstify(PromLayout *, newest->layout);
+	PromLayout *layout = series_layout(set, newest);
 	PromSeries *before = set->nseries > 1 ? set->series[set->nseries - 2] : NULL;
 	const SeriesSlot *found;
 	PromSeries *into;
@@ -1455,7 +1470,7 @@ guess_successor(PromSeriesSet *set, const PromLayout *layout,
 	if (previous == NULL || previous->successor == 0)
 		return NULL;
 	series = set->series[previous->successor - 1];
-	if (series->layout == layout && keys_equal(layout, series))
+	if (series->layout == layout->number && keys_equal(layout, series))
 	{
 		set->successor_misses = 0;
 		/* the next row's likely series, while this row is placed */
@@ -1748,16 +1763,17 @@ PromSeriesCopySamples(const PromSeries *series, void *dest)
  * returns their number.
  */
 int
-PromSeriesLabels(const PromSeries *series, PromLabelRef *labels)
+PromSeriesLabels(const PromSeriesSet *set, const PromSeries *series,
+				 PromLabelRef *labels)
 {
-	const PromLayout *layout = series->layout;
+	const PromLayout *layout = series_layout(set, series);
 	int			n = 0;
 	int			i;
 
 	for (i = 0; i < layout->ncolumns; i++)
 	{
 		int			column = layout->name_order[i];
-		const PromLabelValue *value = series_value(series, column);
+		const PromLabelValue *value = series_value(layout, series, column);
 
 		if (!value_is_present(value))
 			continue;
@@ -1776,9 +1792,9 @@ PromSeriesLabels(const PromSeries *series, PromLabelRef *labels)
  * them in name order first; its CONST labels' are the layout's.
  */
 Size
-PromSeriesLabelsSize(const PromSeries *series)
+PromSeriesLabelsSize(const PromSeriesSet *set, const PromSeries *series)
 {
-	const PromLayout *layout = series->layout;
+	const PromLayout *layout = series_layout(set, series);
 	Size		size = layout->const_labels_size;
 	int			k;
 

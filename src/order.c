@@ -185,6 +185,7 @@ gather_values(PromSeriesSet *set, NameValues *names, int nnames,
 			  uint32 *rows)
 {
 	PromLayout *layout;
+	int			l;
 	int			i;
 	int			u;
 
@@ -193,8 +194,8 @@ gather_values(PromSeriesSet *set, NameValues *names, int nnames,
 	 * values, or one per series where the column stopped looking its values
 	 * up.
 	 */
-	for (layout = set->layouts; layout != NULL; layout = layout->next)
-		for (i = 0; i < layout->ncolumns; i++)
+	for (l = 0; l < set->nlayouts; l++)
+		for (layout = set->layouts[l], i = 0; i < layout->ncolumns; i++)
 			names[layout->name_index[i]].capacity +=
 				layout->kinds[i] == PROM_LABEL_CONST ? 1 :
 				layout->values[i].interning ? layout->values[i].count :
@@ -207,7 +208,7 @@ gather_values(PromSeriesSet *set, NameValues *names, int nnames,
 	for (i = 0; i < set->nseries; i++)
 	{
 		const PromSeries *series = set->series[i];
-		const PromLayout *row_layout = series->layout;
+		const PromLayout *row_layout = series_layout(set, series);
 		uint32	   *row = rows + (Size) i * nnames;
 		int			c;
 
@@ -216,7 +217,7 @@ gather_values(PromSeriesSet *set, NameValues *names, int nnames,
 		memset(row, 0, sizeof(uint32) * nnames);
 		for (c = 0; c < row_layout->ncolumns; c++)
 		{
-			PromLabelValue *value = series_value(series, c);
+			PromLabelValue *value = series_value(row_layout, series, c);
 			int			name_index = row_layout->name_index[c];
 			NameValues *name = &names[name_index];
 
@@ -327,6 +328,7 @@ PromSortSeries(PromSeriesSet *set)
 	int			last_deciding;
 	int			first_pass;
 	bool		all_distinct = false;
+	int			l;
 	int			i;
 	int			u;
 
@@ -334,12 +336,12 @@ PromSortSeries(PromSeriesSet *set)
 		return;
 
 	/* the label names of the set, sorted and distinct */
-	for (layout = set->layouts; layout != NULL; layout = layout->next)
-		capacity += layout->ncolumns;
+	for (l = 0; l < set->nlayouts; l++)
+		capacity += set->layouts[l]->ncolumns;
 	names = palloc(sizeof(char *) * Max(capacity, 1));
 	lens = palloc(sizeof(int) * Max(capacity, 1));
-	for (layout = set->layouts; layout != NULL; layout = layout->next)
-		for (i = 0; i < layout->ncolumns; i++)
+	for (l = 0; l < set->nlayouts; l++)
+		for (layout = set->layouts[l], i = 0; i < layout->ncolumns; i++)
 		{
 			int			j = nnames;
 
@@ -360,8 +362,9 @@ PromSortSeries(PromSeriesSet *set)
 		}
 
 	/* number the values of each name */
-	for (layout = set->layouts; layout != NULL; layout = layout->next)
+	for (l = 0; l < set->nlayouts; l++)
 	{
+		layout = set->layouts[l];
 		layout->name_index = palloc(sizeof(int) * Max(layout->ncolumns, 1));
 		for (i = 0; i < layout->ncolumns; i++)
 			layout->name_index[i] = find_name(names, lens, nnames,
@@ -595,7 +598,7 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 		if (block == series->tail && i < kept)
 			PromChainBlock(set, series, (uint32) (kept - i), samples[i].t);
 	}
-	message_bytes = PromSeriesLabelsSize(series);
+	message_bytes = PromSeriesLabelsSize(set, series);
 	for (i = 0; i < kept; i++)
 		message_bytes += WIRE_SAMPLE_FIELD_SIZE(samples[i].t, samples[i].v);
 	set_message_bytes(set, series, message_bytes);

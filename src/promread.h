@@ -227,17 +227,12 @@ typedef struct PromLabelRef
  * One series: its label values (one per column of its layout read from
  * rows, in the layout's order of such columns, each a distinct value shared
  * by the series that have it; its CONST columns' values are the layout's),
- * its samples in blocks.
+ * its samples in blocks.  Its header is 24 bytes: its layout is named by its
+ * number in the set (series_layout, series_set.h), not by a pointer.
  */
 typedef struct PromSeries
 {
-	const PromLayout *layout;
-	bool		needs_sort;		/* samples out of time order (it is in its
-								 * set's list of series to sort) */
-	uint16		nvalues;		/* its label values: its layout's columns read
-								 * from rows, kept here (in what was padding)
-								 * so that its first block is found without
-								 * reading its layout */
+	PromSampleBlock *tail;		/* its last block */
 	int32		nsamples;		/* at most promread.max_samples */
 	uint32		message_bytes;	/* its TimeSeries message in a SAMPLES
 								 * response: its labels, and its samples
@@ -247,10 +242,21 @@ typedef struct PromSeries
 	uint32		successor;		/* the series that followed it last: 1 +
 								 * its place in the set's series while rows
 								 * are added (creation order); 0: none */
-	PromSampleBlock *tail;		/* its last block */
+	uint16		layout;			/* its layout's number in its set */
+	uint16		nvalues:15;		/* its label values: its layout's columns
+								 * read from rows, kept here so that its
+								 * first block is found without its layout */
+	uint16		needs_sort:1;	/* samples out of time order (it is in its
+								 * set's list of series to sort) */
 	PromLabelValue *values[FLEXIBLE_ARRAY_MEMBER];
 	/* then its first block, PromSeriesHead */
 } PromSeries;
+
+StaticAssertDecl(PROM_MAX_LABELS < (1 << 15),
+				 "PromSeries.nvalues cannot count a series' labels");
+
+/* The most layouts a set has: PromSeries.layout numbers them. */
+#define PROM_MAX_LAYOUTS	PG_UINT16_MAX
 
 /*
  * The message size a series counts to: a SAMPLES response holds at most 4 GB
@@ -382,8 +388,10 @@ extern PromSeries *const *PromSeriesSetSeries(const PromSeriesSet *set,
 											  int *count);
 extern int64 PromSeriesSetSampleCount(const PromSeriesSet *set);
 extern Size PromSeriesSetResultBytes(const PromSeriesSet *set);
-extern int	PromSeriesLabels(const PromSeries *series, PromLabelRef *labels);
-extern Size PromSeriesLabelsSize(const PromSeries *series);
+extern int	PromSeriesLabels(const PromSeriesSet *set, const PromSeries *series,
+							 PromLabelRef *labels);
+extern Size PromSeriesLabelsSize(const PromSeriesSet *set,
+								 const PromSeries *series);
 extern void PromSeriesCopySamples(const PromSeries *series, void *dest);
 
 /*---- Query execution (scan.c, query.c) ----*/
@@ -417,7 +425,8 @@ extern void PromSetResponseHeaders(const char *headers_json);
 
 /* Responses are written with the buffers of wire.h. */
 struct PromSnappyWriter;
-extern char *PromPutSeriesLabels(char *p, const PromSeries *series);
+extern char *PromPutSeriesLabels(char *p, const PromSeriesSet *set,
+								 const PromSeries *series);
 extern void PromWriteSamplesResult(struct PromSnappyWriter *writer,
 								   const PromSeriesSet *set, bool last);
 /* STREAMED_XOR_CHUNKS frames, and their decoding (chunks.c). */

@@ -56,11 +56,11 @@ put_labels(char *p, const PromLabelRef *labels, int n)
 
 /* Write a series' labels as repeated Label fields numbered 1. */
 char *
-PromPutSeriesLabels(char *p, const PromSeries *series)
+PromPutSeriesLabels(char *p, const PromSeriesSet *set, const PromSeries *series)
 {
 	PromLabelRef labels[PROM_MAX_LABELS];
 
-	return put_labels(p, labels, PromSeriesLabels(series, labels));
+	return put_labels(p, labels, PromSeriesLabels(set, series, labels));
 }
 
 /*
@@ -103,6 +103,7 @@ put_samples(char *p, const PromSampleBlock *block, uint32 from, uint32 n)
 typedef struct SamplesProducer
 {
 	PromProducer producer;
+	const PromSeriesSet *set;
 	PromSeries *const *series;
 	int			nseries;
 	Size		result_size;	/* bytes of the QueryResult */
@@ -149,9 +150,9 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			Size		size;
 
 			PromPrefetchSeries(self->series, self->next, self->nseries);
-			nlabels = PromSeriesLabels(series, labels);
+			nlabels = PromSeriesLabels(self->set, series, labels);
 			size = wire_len_header_size(series->message_bytes) +
-				PromSeriesLabelsSize(series);
+				PromSeriesLabelsSize(self->set, series);
 			if (size > (Size) (end - p))
 			{
 				*need = size;
@@ -204,6 +205,7 @@ PromWriteSamplesResult(PromSnappyWriter *writer, const PromSeriesSet *set,
 
 	memset(&producer, 0, sizeof(producer));
 	producer.producer.produce = produce_samples;
+	producer.set = set;
 	producer.series = PromSeriesSetSeries(set, &producer.nseries);
 	producer.result_size = PromSeriesSetResultBytes(set);
 	/* a series may count no further (see PROM_MESSAGE_BYTES_MAX) */

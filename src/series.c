@@ -66,10 +66,10 @@ timestamp_of_ms(int64 ms)
  * shorter first, then bytewise.
  */
 static Jsonb *
-labels_jsonb(const PromSeries *series)
+labels_jsonb(const PromSeriesSet *set, const PromSeries *series)
 {
 	PromLabelRef labels[PROM_MAX_LABELS];
-	int			n = PromSeriesLabels(series, labels);
+	int			n = PromSeriesLabels(set, series, labels);
 	Size		size = VARHDRSZ + sizeof(uint32) + sizeof(JEntry) * 2 * n;
 	uint32		offset = 0;
 	Jsonb	   *jsonb;
@@ -196,7 +196,7 @@ prom_series(PG_FUNCTION_ARGS)
 				memcpy(value_data + k * 8, block->samples[j].value, 8);
 			}
 		}
-		values[0] = JsonbPGetDatum(labels_jsonb(series[i]));
+		values[0] = JsonbPGetDatum(labels_jsonb(set, series[i]));
 		values[1] = PointerGetDatum(ts_array);
 		values[2] = PointerGetDatum(value_array);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -172,7 +172,7 @@ struct PromLayout
 								 * (group.c); NULL until some are */
 	int		   *name_index;		/* column to the set's sorted label names,
 								 * when finishing */
-	struct PromLayout *next;	/* the set's layouts */
+	uint16		number;			/* its place in the set's layouts */
 };
 
 /*
@@ -215,19 +215,26 @@ struct PromSeriesSet
 	int			unsorted_capacity;
 	Size		result_bytes;	/* the series as fields of a SAMPLES
 								 * QueryResult; set when finished */
-	PromLayout *layouts;
+	PromLayout **layouts;		/* by number, in creation order */
 	int			nlayouts;
+	int			layouts_capacity;
 	bool		finished;
 };
 
+/* The layout of a series of the set. */
+static inline PromLayout *
+series_layout(const PromSeriesSet *set, const PromSeries *series)
+{
+	return set->layouts[series->layout];
+}
+
 /*
- * The value of a column for a series: its own, or its layout's for a CONST
- * column.
+ * The value of a column of its layout for a series: its own, or the
+ * layout's for a CONST column.
  */
 static inline PromLabelValue *
-series_value(const PromSeries *series, int column)
+series_value(const PromLayout *layout, const PromSeries *series, int column)
 {
-	const PromLayout *layout = series->layout;
 	int			key = layout->key_of[column];
 
 	return key >= 0 ? series->values[key] : layout->const_values[column];

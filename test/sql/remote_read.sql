@@ -66,6 +66,16 @@ SELECT prom_read_response_json(prom_read_response_agg(t, v,
 	'__name__', 'mixed', CASE WHEN host = 'a' THEN 'host' ELSE 'node' END, host,
 	'port', 8000 + length(host), 'up', v > 2))
 FROM rr WHERE host IS NOT NULL;
+-- a series names its layout (a list of label names here) by a 16-bit number:
+-- each of 300 series has its own layout's name (the value i of label "li"),
+-- 65535 layouts are grouped, and one more is refused
+SELECT count(*) AS series,
+	count(*) FILTER (WHERE s->'labels'->>('l' || (s->'samples'->0->>1)) = 'x') AS right
+FROM json_array_elements((SELECT prom_read_response_json(
+		prom_read_response_agg('2024-01-01', i, 'l' || i, 'x'))
+	FROM generate_series(1, 300) i)::json->'results'->0->'timeseries') s;
+SELECT prom_read_response_agg('2024-01-01', i, 'l' || i, 'x')
+FROM generate_series(1, 65536) i;
 -- the same labels in another order are one series: its messages merged,
 -- samples in time order, the last of equal times read last winning (the
 -- second series has two of one time and its samples out of order)
