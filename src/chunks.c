@@ -218,20 +218,30 @@ typedef struct SampleCursor
 {
 	const PromSeries *series;
 	const PromSampleBlock *block;
+	int64		base;			/* the block's */
 	uint32		index;
 } SampleCursor;
+
+/* Set a cursor at the start of a block of its series. */
+static inline void
+cursor_at_block(SampleCursor *cursor, const PromSampleBlock *block)
+{
+	cursor->block = block;
+	cursor->index = 0;
+	if (block != NULL)
+	{
+		cursor->base = PromBlockBase(cursor->series, block);
+		PromPrefetchNextBlock(cursor->series, block);
+	}
+}
 
 /* Are there samples left?  Skips empty blocks. */
 static inline bool
 cursor_has_more(SampleCursor *cursor)
 {
 	while (cursor->block != NULL && cursor->index >= cursor->block->count)
-	{
-		cursor->block = PromSeriesNextBlock(cursor->series, cursor->block);
-		cursor->index = 0;
-		if (cursor->block != NULL)
-			PromPrefetchNextBlock(cursor->series, cursor->block);
-	}
+		cursor_at_block(cursor, PromSeriesNextBlock(cursor->series,
+													cursor->block));
 	return cursor->block != NULL;
 }
 
@@ -256,7 +266,8 @@ encode_chunk(SampleCursor *cursor, uint8 *out, int64 *min_t, int64 *max_t)
 	w.nacc = 0;
 	while (n < XOR_CHUNK_SAMPLES && cursor_has_more(cursor))
 	{
-		PromSample	sample = PromBlockSample(cursor->block, cursor->index++);
+		PromSample	sample = PromBlockSample(cursor->block, cursor->base,
+											 cursor->index++);
 		uint64		bits = wire_double_bits(sample.v);
 
 		PromPrefetchSamples(cursor->block->samples, cursor->index,
@@ -449,9 +460,7 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 		labels_size = PromSeriesLabelsSize(set, series[i]);
 		series_size = labels_size;
 		cursor.series = series[i];
-		cursor.block = PromSeriesHead(series[i]);
-		cursor.index = 0;
-		PromPrefetchNextBlock(cursor.series, cursor.block);
+		cursor_at_block(&cursor, PromSeriesHead(series[i]));
 		while (cursor_has_more(&cursor))
 		{
 			ChunkRef   *chunk = scratch_next_chunk(&scratch);

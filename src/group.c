@@ -106,6 +106,16 @@
  * what the series holds: 12 bytes per sample (a block stores each sample's
  * time as an offset from a base of its own, and starts anew when a time is
  * more than 24.8 days from it) plus a bounded slack, no per-row allocation.
+ * Series that interleave are all made before any has a second row, so
+ * before their share is known: each gets a first block of four samples and,
+ * when the rest of its share fits the next block, that rest in a block that
+ * continues the head, its samples offsets from the head's base, with no link
+ * or base of its own (8 bytes of header, not 24: a series of 10 samples with
+ * four labels, one a value of its own, takes 232 bytes with its place in the
+ * set's array of series, not 248).  Such a block is given a chained block of
+ * its own, its memory left unused, should another have to follow (the series
+ * outgrows its share, or a time is beyond the head's reach) or its samples be
+ * sorted.
  * Each sample stored asks for the next line of its block, so that interleaved
  * series, whose stores the hardware does not follow, find it in the cache.  A
  * series notes whether its samples arrived in strictly increasing time (only
@@ -1042,11 +1052,10 @@ look_up_shared_values(PromSeriesSet *set, PromLayout *layout,
 	}
 }
 
-/* Set up an empty block for the given number of samples, based at t. */
+/* Set up an empty block for the given number of samples. */
 static inline void
-init_block(PromSampleBlock *block, uint32 capacity, int64 t)
+init_block(PromSampleBlock *block, uint32 capacity)
 {
-	block->base = t;
 	block->count = 0;
 	block->capacity = capacity;
 }
@@ -1073,7 +1082,7 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 						   BLOCK_FIRST_CAPACITY), BLOCK_MAX_CAPACITY);
 	series = arena_alloc(set, offsetof(PromSeries, values) +
 						 sizeof(PromLabelValue *) * layout->nkeys +
-						 offsetof(PromSampleBlock, samples) +
+						 sizeof(int64) + offsetof(PromSampleBlock, samples) +
 						 sizeof(PromStoredSample) * capacity);
 	memset(series, 0, offsetof(PromSeries, values));
 	series->layout = layout->number;
@@ -1087,12 +1096,38 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	}
 	series->message_bytes = message_bytes_counted(PromSeriesLabelsSize(set, series));
 	series->tail = PromSeriesHead(series);
-	init_block(series->tail, capacity, t);
+	*PromBlockOwnBase(series->tail) = t;
+	init_block(series->tail, capacity);
 
 	append_series(set, &set->series, &set->nseries, &set->series_capacity,
 				  series);
 	layout->nseries++;
 	return series;
+}
+
+/* The base of a series' last block. */
+static inline int64
+tail_base(const PromSeries *series)
+{
+	return *PromBlockOwnBase(series->continued ? PromSeriesHead(series) :
+							 series->tail);
+}
+
+/*
+ * Make the block that continues a series' head (see PromSampleBlock), with
+ * room for the given number of samples: no link, no base.
+ */
+static PromSampleBlock *
+continue_head(PromSeriesSet *set, PromSeries *series, uint32 capacity)
+{
+	PromSampleBlock *block = arena_alloc(set, offsetof(PromSampleBlock, samples) +
+										 sizeof(PromStoredSample) * capacity);
+
+	Assert(series->tail == PromSeriesHead(series));
+	init_block(block, capacity);
+	series->tail = block;
+	series->continued = true;
+	return block;
 }
 
 /*
@@ -1108,19 +1143,25 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
  * share is not split over two blocks of which the second is small), or,
  * once the series holds its share (the estimate was low for it), an eighth
  * of what it holds (at least BLOCK_PAST_SHARE_CAPACITY), so that a series a
- * little over its share gets a little more room, not as much again.
+ * little over its share gets a little more room, not as much again.  The
+ * rest of a share after the head, when t is within the head's reach, goes
+ * into a block that continues the head (series that interleave are all made
+ * before any has a second row, so before their share is known: each has a
+ * head of BLOCK_FIRST_CAPACITY samples, then such a block).
  */
 static pg_noinline PromSampleBlock *
 grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
 {
 	const PromLayout *layout = series_layout(set, series);
 	PromSampleBlock *tail = series->tail;
+	int64		base = tail_base(series);
 	uint32		capacity = BLOCK_FIRST_CAPACITY;
+	bool		rest_of_share = false;
 
 	/* its message's count stops where a response would refuse it */
 	series->message_bytes = message_bytes_counted(series->message_bytes);
 
-	if (PromBlockHolds(tail, t) &&
+	if (PromBaseHolds(base, t) &&
 		PromArenaIsNewest(set->arena, &tail->samples[tail->capacity]))
 	{
 		if (PromArenaExtend(set->arena, sizeof(PromStoredSample)))
@@ -1145,6 +1186,7 @@ grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
 			 */
 			capacity = Max((uint32) Min(rest, BLOCK_MAX_CAPACITY),
 						   BLOCK_FIRST_CAPACITY);
+			rest_of_share = true;
 		}
 		else if (share >= 1 && rest < 1)
 		{
@@ -1153,14 +1195,9 @@ grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
 										 BLOCK_PAST_SHARE_CAPACITY));
 		}
 	}
+	if (rest_of_share && tail == PromSeriesHead(series) && PromBaseHolds(base, t))
+		return continue_head(set, series, capacity);
 	return PromChainBlock(set, series, capacity, t);
-}
-
-/* Set the link before a chained block. */
-static inline void
-set_link(PromSampleBlock *block, PromSampleBlock *linked)
-{
-	((PromSampleBlock **) block)[-1] = linked;
 }
 
 /*
@@ -1172,48 +1209,87 @@ link_block(PromSeries *series, PromSampleBlock *block)
 {
 	PromSampleBlock *tail = series->tail;
 
+	Assert(!series->continued);
 	if (tail == PromSeriesHead(series))
-		set_link(block, block); /* the first chained block, and the last */
+		*PromBlockLink(block) = block;	/* the first chained block, and the
+										 * last */
 	else
 	{
-		set_link(block, PromBlockLinked(tail));
-		set_link(tail, block);
+		*PromBlockLink(block) = PromBlockLinked(tail);
+		*PromBlockLink(tail) = block;
 	}
 	series->tail = block;
 }
 
 /*
  * Chain an empty block for the given number of samples, based at the given
- * time, to a series' blocks.
+ * time, to a series' blocks (a block that continues its head is given a
+ * chained block of its own first).
  */
 PromSampleBlock *
 PromChainBlock(PromSeriesSet *set, PromSeries *series, uint32 capacity,
 			   int64 base)
 {
-	char	   *start = arena_alloc(set, sizeof(PromSampleBlock *) +
-									offsetof(PromSampleBlock, samples) +
-									sizeof(PromStoredSample) * capacity);
-	PromSampleBlock *block = (PromSampleBlock *) (start + sizeof(PromSampleBlock *));
+	char	   *start;
+	PromSampleBlock *block;
 
-	init_block(block, capacity, base);
+	if (series->continued)
+		PromSeriesEndContinuation(set, series);
+	start = arena_alloc(set, sizeof(PromSampleBlock *) + sizeof(int64) +
+						offsetof(PromSampleBlock, samples) +
+						sizeof(PromStoredSample) * capacity);
+	block = (PromSampleBlock *) (start + sizeof(PromSampleBlock *) +
+								 sizeof(int64));
+	*PromBlockOwnBase(block) = base;
+	init_block(block, capacity);
 	link_block(series, block);
 	return block;
 }
 
+/* Chain to a series a copy of a block of the given base, full. */
+static void
+chain_copy(PromSeriesSet *set, PromSeries *series,
+		   const PromSampleBlock *block, int64 base)
+{
+	PromSampleBlock *copy = PromChainBlock(set, series, block->count, base);
+
+	memcpy(copy->samples, block->samples,
+		   sizeof(PromStoredSample) * block->count);
+	copy->count = block->count;
+}
+
+/*
+ * Give the block that continues a series' head a chained block of its own,
+ * with a link and a base (the head's), so that blocks may follow it or its
+ * samples be rebased.  Its memory stays unused in the arena: this happens
+ * only to a series that outgrows its share, or whose samples are sorted.
+ */
+void
+PromSeriesEndContinuation(PromSeriesSet *set, PromSeries *series)
+{
+	const PromSampleBlock *continuation = series->tail;
+
+	Assert(series->continued);
+	series->continued = false;
+	series->tail = PromSeriesHead(series);
+	chain_copy(set, series, continuation, *PromBlockOwnBase(series->tail));
+}
+
 /*
  * Give a series the sample blocks of another, after its own: the other's
- * chained blocks, and a copy of its head, which has no link.
+ * chained blocks, and a copy of its head, which has no link (a block that
+ * continues the other's head is given a chained block of its own first).
  */
 static void
-append_blocks(PromSeriesSet *set, PromSeries *into, const PromSeries *from)
+append_blocks(PromSeriesSet *set, PromSeries *into, PromSeries *from)
 {
 	const PromSampleBlock *head = PromSeriesHead(from);
-	PromSampleBlock *block = PromSeriesNextBlock(from, head);
-	PromSampleBlock *copy;
+	PromSampleBlock *block;
 
-	copy = PromChainBlock(set, into, head->count, head->base);
-	memcpy(copy->samples, head->samples, sizeof(PromStoredSample) * head->count);
-	copy->count = head->count;
+	if (from->continued)
+		PromSeriesEndContinuation(set, from);
+	chain_copy(set, into, head, *PromBlockOwnBase(head));
+	block = PromSeriesNextBlock(from, head);
 	while (block != NULL)
 	{
 		/* read before linking the block changes its link */
@@ -1230,7 +1306,8 @@ sample_is_late(const PromSeries *series, int64 t)
 {
 	const PromSampleBlock *tail = series->tail;
 
-	return tail->count > 0 && t <= PromBlockTime(tail, tail->count - 1);
+	return tail->count > 0 &&
+		t <= PromBlockTime(tail, tail_base(series), tail->count - 1);
 }
 
 /*
@@ -1242,8 +1319,9 @@ sample_is_late(const PromSeries *series, int64 t)
 void
 PromMergeSeries(PromSeriesSet *set, PromSeries *into, PromSeries *from)
 {
+	const PromSampleBlock *head = PromSeriesHead(from);
 	bool		in_order = !from->needs_sort &&
-		!sample_is_late(into, PromBlockTime(PromSeriesHead(from), 0));
+		!sample_is_late(into, PromBlockTime(head, PromBlockBase(from, head), 0));
 
 	into->message_bytes =
 		message_bytes_counted(from->message_bytes >= PROM_MESSAGE_BYTES_MAX ?
@@ -1347,12 +1425,16 @@ append_sample(PromSeriesSet *set, PromSeries *series, bool late, int64 t,
 			  double v)
 {
 	PromSampleBlock *block = series->tail;
+	int64		base = tail_base(series);
 
 	if (late && !series->needs_sort)
 		PromMarkUnsorted(set, series);
-	if (unlikely(block->count == block->capacity || !PromBlockHolds(block, t)))
+	if (unlikely(block->count == block->capacity || !PromBaseHolds(base, t)))
+	{
 		block = grow_samples(set, series, t);
-	PromBlockStore(block, block->count, t, v);
+		base = tail_base(series);
+	}
+	PromBlockStore(block, base, block->count, t, v);
 
 	/*
 	 * When series interleave, each row's sample goes to another series'
@@ -1744,11 +1826,12 @@ PromSeriesCopySamples(const PromSeries *series, void *dest)
 	for (block = PromSeriesHead(series); block != NULL;
 		 block = PromSeriesNextBlock(series, block))
 	{
+		int64		base = PromBlockBase(series, block);
 		uint32		j;
 
 		for (j = 0; j < block->count; j++)
 		{
-			PromSample	sample = PromBlockSample(block, j);
+			PromSample	sample = PromBlockSample(block, base, j);
 
 			memcpy(p, &sample, sizeof(PromSample));
 			p += sizeof(PromSample);

@@ -577,22 +577,28 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 	}
 
 	/*
-	 * Refill the blocks in order, each based at its first sample's time; a
-	 * block that cannot hold the next time leaves the rest of its room
+	 * Refill the blocks in order, each based at its first sample's time (a
+	 * block that continues the head, which has no base, is given one first);
+	 * a block that cannot hold the next time leaves the rest of its room
 	 * unused, and where the blocks run out (they held samples further apart)
 	 * one more is chained.  Blocks left over become empty.
 	 */
+	if (series->continued)
+		PromSeriesEndContinuation(set, series);
 	i = 0;
 	for (block = PromSeriesHead(series); block != NULL;
 		 block = PromSeriesNextBlock(series, block))
 	{
+		int64	   *base = PromBlockOwnBase(block);
+
 		block->count = 0;
 		if (i < kept)
-			block->base = samples[i].t;
+			*base = samples[i].t;
 		while (i < kept && block->count < block->capacity &&
-			   PromBlockHolds(block, samples[i].t))
+			   PromBaseHolds(*base, samples[i].t))
 		{
-			PromBlockStore(block, block->count++, samples[i].t, samples[i].v);
+			PromBlockStore(block, *base, block->count++, samples[i].t,
+						   samples[i].v);
 			i++;
 		}
 		if (block == series->tail && i < kept)

@@ -143,58 +143,74 @@ typedef struct PromStoredSample
 } PromStoredSample;
 
 /*
- * A run of samples of one series; a series owns a chain of them.  Every
- * sample of a block lies within an int32 of milliseconds (24.8 days) of the
- * block's base, counted modulo 2^64 so that no time overflows.
+ * A run of samples of one series; a series owns a chain of them.  A block
+ * points at its count: what it may have of its own lies before that.  Every
+ * sample of a block lies within an int32 of milliseconds (24.8 days) of its
+ * base, counted modulo 2^64 so that no time overflows.
  *
- * A series' first block, its head, is made with it (PromSeriesHead); the
- * others are chained as it grows, each with a link before it
- * (PromBlockLinked).  The series points to its last block; the last block's
- * link is the first chained block, and every other chained block's the one
- * after it.  So the head needs no link: most series have only their head,
- * and each saves a pointer.  PromSeriesNextBlock walks them in order.
+ * A series' first block, its head, is made with it (PromSeriesHead), its
+ * base before it.  The others are chained as it grows, each with its base
+ * and, before that, a link (PromBlockLinked).  The series points to its last
+ * block; the last block's link is the first chained block, and every other
+ * chained block's the one after it.  So the head needs no link: most series
+ * have only their head, and each saves a pointer.
+ *
+ * A series' second block may instead continue its head (PromSeries.continued):
+ * without a link or a base, its samples offsets from the head's base, 8
+ * bytes of header rather than 24.  It is made for the rest of a series'
+ * share of the rows its source expects (group.c), so it is meant to be the
+ * last; should a block have to follow it, or its samples be rebased, it is
+ * first given a chained block of its own (PromSeriesEndContinuation).  So a
+ * block's base is read through the series (PromBlockBase), and
+ * PromSeriesNextBlock walks the blocks in order.
  */
 typedef struct PromSampleBlock
 {
-	int64		base;			/* time its samples are offsets from */
 	uint32		count;
 	uint32		capacity;
 	PromStoredSample samples[FLEXIBLE_ARRAY_MEMBER];
 } PromSampleBlock;
 
-/* The time of sample i of a block. */
+/* The time of sample i of a block of the given base. */
 static inline int64
-PromBlockTime(const PromSampleBlock *block, uint32 i)
+PromBlockTime(const PromSampleBlock *block, int64 base, uint32 i)
 {
-	return (int64) ((uint64) block->base + (uint64) (int64) block->samples[i].dt);
+	return (int64) ((uint64) base + (uint64) (int64) block->samples[i].dt);
 }
 
-/* Sample i of a block. */
+/* Sample i of a block of the given base. */
 static inline PromSample
-PromBlockSample(const PromSampleBlock *block, uint32 i)
+PromBlockSample(const PromSampleBlock *block, int64 base, uint32 i)
 {
 	PromSample	sample;
 
-	sample.t = PromBlockTime(block, i);
+	sample.t = PromBlockTime(block, base, i);
 	memcpy(&sample.v, block->samples[i].value, sizeof(double));
 	return sample;
 }
 
 /* Can a block of this base hold a sample of time t? */
 static inline bool
-PromBlockHolds(const PromSampleBlock *block, int64 t)
+PromBaseHolds(int64 base, int64 t)
 {
-	return (uint64) t - (uint64) block->base + (UINT64CONST(1) << 31) <
+	return (uint64) t - (uint64) base + (UINT64CONST(1) << 31) <
 		(UINT64CONST(1) << 32);
 }
 
-/* Store a sample at place i of a block that can hold its time. */
+/* Store a sample at place i of a block whose base can hold its time. */
 static inline void
-PromBlockStore(PromSampleBlock *block, uint32 i, int64 t, double v)
+PromBlockStore(PromSampleBlock *block, int64 base, uint32 i, int64 t, double v)
 {
-	Assert(PromBlockHolds(block, t));
-	block->samples[i].dt = (int32) (uint32) ((uint64) t - (uint64) block->base);
+	Assert(PromBaseHolds(base, t));
+	block->samples[i].dt = (int32) (uint32) ((uint64) t - (uint64) base);
 	memcpy(block->samples[i].value, &v, sizeof(double));
+}
+
+/* The base before a block that has one (not a continuation). */
+static inline int64 *
+PromBlockOwnBase(const PromSampleBlock *block)
+{
+	return (int64 *) ((char *) unconstify(PromSampleBlock *, block) - sizeof(int64));
 }
 
 /* How the engine reads, compares and prints one label column. */
@@ -243,16 +259,18 @@ typedef struct PromSeries
 								 * its place in the set's series while rows
 								 * are added (creation order); 0: none */
 	uint16		layout;			/* its layout's number in its set */
-	uint16		nvalues:15;		/* its label values: its layout's columns
+	uint16		nvalues:14;		/* its label values: its layout's columns
 								 * read from rows, kept here so that its
 								 * first block is found without its layout */
 	uint16		needs_sort:1;	/* samples out of time order (it is in its
 								 * set's list of series to sort) */
+	uint16		continued:1;	/* its last block continues its head (see
+								 * PromSampleBlock) */
 	PromLabelValue *values[FLEXIBLE_ARRAY_MEMBER];
 	/* then its first block, PromSeriesHead */
 } PromSeries;
 
-StaticAssertDecl(PROM_MAX_LABELS < (1 << 15),
+StaticAssertDecl(PROM_MAX_LABELS < (1 << 14),
 				 "PromSeries.nvalues cannot count a series' labels");
 
 /* The most layouts a set has: PromSeries.layout numbers them. */
@@ -266,18 +284,36 @@ StaticAssertDecl(PROM_MAX_LABELS < (1 << 15),
  */
 #define PROM_MESSAGE_BYTES_MAX	(PG_UINT32_MAX - (1 << 20))
 
-/* The first of a series' blocks, made with it after its values. */
+/* The first of a series' blocks, made with it after its values and base. */
 static inline PromSampleBlock *
 PromSeriesHead(const PromSeries *series)
 {
-	return (PromSampleBlock *) &series->values[series->nvalues];
+	return (PromSampleBlock *) ((char *) &series->values[series->nvalues] +
+								sizeof(int64));
 }
 
-/* The link before a chained block (see PromSampleBlock). */
+/* The base of a block of a series: its own, or its head's (a continuation). */
+static inline int64
+PromBlockBase(const PromSeries *series, const PromSampleBlock *block)
+{
+	if (series->continued && block == series->tail)
+		block = PromSeriesHead(series);
+	return *PromBlockOwnBase(block);
+}
+
+/* The link before a chained block's base (see PromSampleBlock). */
+static inline PromSampleBlock **
+PromBlockLink(const PromSampleBlock *block)
+{
+	return (PromSampleBlock **) ((char *) PromBlockOwnBase(block) -
+								 sizeof(PromSampleBlock *));
+}
+
+/* The block a chained block's link points to. */
 static inline PromSampleBlock *
 PromBlockLinked(const PromSampleBlock *block)
 {
-	return ((PromSampleBlock *const *) block)[-1];
+	return *PromBlockLink(block);
 }
 
 /* The block of a series after the given one; NULL after the last. */
@@ -286,7 +322,9 @@ PromSeriesNextBlock(const PromSeries *series, const PromSampleBlock *block)
 {
 	if (block == series->tail)
 		return NULL;
-	return PromBlockLinked(block == PromSeriesHead(series) ? series->tail : block);
+	if (block == PromSeriesHead(series))
+		return series->continued ? series->tail : PromBlockLinked(series->tail);
+	return PromBlockLinked(block);
 }
 
 /*
@@ -328,15 +366,19 @@ PromPrefetchSeries(PromSeries *const *series, int i, int nseries)
 	if (i + PROM_SERIES_AHEAD < nseries)
 		PromPrefetchFourLines(series[i + PROM_SERIES_AHEAD]);
 	if (i + PROM_BLOCK_AHEAD < nseries)
-		PromPrefetchFourLines(PromSeriesHead(series[i + PROM_BLOCK_AHEAD]));
+		PromPrefetchFourLines(PromBlockOwnBase(PromSeriesHead(series[i + PROM_BLOCK_AHEAD])));
 	if (i + PROM_NEXT_BLOCK_AHEAD < nseries)
 	{
 		const PromSeries *ahead = series[i + PROM_NEXT_BLOCK_AHEAD];
 
 		if (ahead->tail != PromSeriesHead(ahead))
 		{
-			__builtin_prefetch((const char *) ahead->tail - sizeof(PromSampleBlock *));
-			__builtin_prefetch((const char *) ahead->tail + PROM_CACHE_LINE);
+			/* a chained block begins at its link, a continuation at its count */
+			const char *start = ahead->continued ? (const char *) ahead->tail :
+				(const char *) PromBlockLink(ahead->tail);
+
+			__builtin_prefetch(start);
+			__builtin_prefetch(start + PROM_CACHE_LINE);
 		}
 	}
 }

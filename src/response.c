@@ -68,13 +68,14 @@ PromPutSeriesLabels(char *p, const PromSeriesSet *set, const PromSeries *series)
  * returns the end.
  */
 static char *
-put_samples(char *p, const PromSampleBlock *block, uint32 from, uint32 n)
+put_samples(char *p, const PromSampleBlock *block, int64 base, uint32 from,
+			uint32 n)
 {
 	uint32		i;
 
 	for (i = from; i < from + n; i++)
 	{
-		PromSample	sample = PromBlockSample(block, i);
+		PromSample	sample = PromBlockSample(block, base, i);
 		uint64		bits = wire_double_bits(sample.v);
 
 		PromPrefetchSamples(block->samples, i, block->count);
@@ -184,7 +185,8 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			}
 			if (self->done == 0)
 				PromPrefetchNextBlock(series, block);
-			p = put_samples(p, block, self->done, n);
+			p = put_samples(p, block, PromBlockBase(series, block), self->done,
+							n);
 			self->done += n;
 		}
 		self->next++;

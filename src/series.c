@@ -185,10 +185,12 @@ prom_series(PG_FUNCTION_ARGS)
 		{
 			uint32		j;
 
+			int64		base = PromBlockBase(series[i], block);
+
 			PromPrefetchNextBlock(series[i], block);
 			for (j = 0; j < block->count; j++, k++)
 			{
-				int64		ts = timestamp_of_ms(PromBlockTime(block, j));
+				int64		ts = timestamp_of_ms(PromBlockTime(block, base, j));
 
 				PromPrefetchSamples(block->samples, j, block->count);
 

@@ -278,6 +278,7 @@ set_free_array(PromSeriesSet *set, void *array, Size size)
 /* group.c */
 extern void PromSeriesSetNotePeak(const PromSeriesSet *set);
 extern void PromMarkUnsorted(PromSeriesSet *set, PromSeries *series);
+extern void PromSeriesEndContinuation(PromSeriesSet *set, PromSeries *series);
 extern PromSampleBlock *PromChainBlock(PromSeriesSet *set, PromSeries *series,
 									   uint32 capacity, int64 base);
 extern void PromMergeSeries(PromSeriesSet *set, PromSeries *into,
