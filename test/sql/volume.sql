@@ -113,7 +113,8 @@ SELECT * FROM stale_check('2024-01-01', '2024-01-01 00:02:15');
 -- series come again after a new series' (a series made for them, looked up
 -- one series late): 1110 of host-5, given in their blocks to host-5, whose
 -- last block continued its head; 3 of host-6 at the end, merged with host-6
--- when the series are sorted.  Every answer is the same as in SQL.
+-- when the series are sorted.  Every answer is the same as in SQL, and the
+-- XOR chunks of prom_remote_read decode to its SAMPLES answer.
 CREATE TABLE shares (t timestamptz, host text, v float8)
 	WITH (autovacuum_enabled = off);
 INSERT INTO shares
@@ -131,9 +132,13 @@ CREATE FUNCTION shares_estimate(estimate real) RETURNS real LANGUAGE sql AS $$
 		relpages = pg_relation_size('shares') / current_setting('block_size')::int
 	WHERE oid = 'shares'::regclass RETURNING reltuples $$;
 CREATE FUNCTION shares_check(OUT series bigint, OUT samples bigint,
-	OUT same bigint) LANGUAGE sql AS $$
+	OUT same bigint, OUT chunks_same boolean) LANGUAGE sql AS $$
 	SELECT count(*), sum(cardinality(g.ts)),
-		count(*) FILTER (WHERE g.ts = e.ts AND g.value = e.value)
+		count(*) FILTER (WHERE g.ts = e.ts AND g.value = e.value),
+		(SELECT prom_read_response_json(prom_remote_read(prom_read_request(
+				'shares', '2024-01-01', '2024-03-01', '{streamed_xor_chunks}')))
+			= prom_read_response_json(prom_remote_read(prom_read_request(
+				'shares', '2024-01-01', '2024-03-01'))))
 	FROM prom_series('shares', '2024-01-01', '2024-03-01') g
 		JOIN (SELECT host, array_agg(t ORDER BY t) AS ts,
 				array_agg(v ORDER BY t) AS value
