@@ -176,6 +176,9 @@ PromSeriesSetCreate(MemoryContext context)
 	set->series_capacity = 64;
 	set->series = set_alloc_array(set,
 								  sizeof(PromSeries *) * set->series_capacity);
+	set->layouts_capacity = 4;
+	set->layouts = MemoryContextAlloc(setcxt, sizeof(PromLayout *) *
+									  set->layouts_capacity);
 	set->slot_mask = 127;
 	set->slots = set_alloc_array(set, sizeof(SeriesSlot) * (set->slot_mask + 1));
 	memset(set->slots, 0, sizeof(SeriesSlot) * (set->slot_mask + 1));
@@ -312,10 +315,9 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 	layout->values = palloc0(sizeof(ValueTable) * Max(ncolumns, 1));
 	if (set->nlayouts == set->layouts_capacity)
 	{
-		set->layouts_capacity = Max(set->layouts_capacity * 2, 4);
-		set->layouts = set->layouts == NULL ?
-			palloc(sizeof(PromLayout *) * set->layouts_capacity) :
-			repalloc(set->layouts, sizeof(PromLayout *) * set->layouts_capacity);
+		set->layouts_capacity *= 2;
+		set->layouts = repalloc(set->layouts,
+								sizeof(PromLayout *) * set->layouts_capacity);
 	}
 	layout->number = set->nlayouts;
 	set->layouts[set->nlayouts++] = layout;
@@ -1094,7 +1096,8 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 		series->values[k] = layout->row_values[i] != NULL ?
 			layout->row_values[i] : new_value(set, layout, i, values);
 	}
-	series->message_bytes = message_bytes_counted(PromSeriesLabelsSize(set, series));
+	series->message_bytes =
+		message_bytes_counted(PromSeriesLabelsSize(set, series));
 	series->tail = PromSeriesHead(series);
 	*PromBlockOwnBase(series->tail) = t;
 	init_block(series->tail, capacity);
@@ -1103,14 +1106,6 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 				  series);
 	layout->nseries++;
 	return series;
-}
-
-/* The base of a series' last block. */
-static inline int64
-tail_base(const PromSeries *series)
-{
-	return *PromBlockOwnBase(series->continued ? PromSeriesHead(series) :
-							 series->tail);
 }
 
 /*
@@ -1154,7 +1149,7 @@ grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
 {
 	const PromLayout *layout = series_layout(set, series);
 	PromSampleBlock *tail = series->tail;
-	int64		base = tail_base(series);
+	int64		base = PromBlockBase(series, tail);
 	uint32		capacity = BLOCK_FIRST_CAPACITY;
 	bool		rest_of_share = false;
 
@@ -1195,7 +1190,8 @@ grow_samples(PromSeriesSet *set, PromSeries *series, int64 t)
 										 BLOCK_PAST_SHARE_CAPACITY));
 		}
 	}
-	if (rest_of_share && tail == PromSeriesHead(series) && PromBaseHolds(base, t))
+	if (rest_of_share && tail == PromSeriesHead(series) &&
+		PromBaseHolds(base, t))
 		return continue_head(set, series, capacity);
 	return PromChainBlock(set, series, capacity, t);
 }
@@ -1262,7 +1258,8 @@ chain_copy(PromSeriesSet *set, PromSeries *series,
  * Give the block that continues a series' head a chained block of its own,
  * with a link and a base (the head's), so that blocks may follow it or its
  * samples be rebased.  Its memory stays unused in the arena: this happens
- * only to a series that outgrows its share, or whose samples are sorted.
+ * only to a series that outgrows its share, reaches a time beyond its head's
+ * base, is merged with another, or has its samples sorted.
  */
 void
 PromSeriesEndContinuation(PromSeriesSet *set, PromSeries *series)
@@ -1307,7 +1304,7 @@ sample_is_late(const PromSeries *series, int64 t)
 	const PromSampleBlock *tail = series->tail;
 
 	return tail->count > 0 &&
-		t <= PromBlockTime(tail, tail_base(series), tail->count - 1);
+		t <= PromBlockTime(tail, PromBlockBase(series, tail), tail->count - 1);
 }
 
 /*
@@ -1425,14 +1422,14 @@ append_sample(PromSeriesSet *set, PromSeries *series, bool late, int64 t,
 			  double v)
 {
 	PromSampleBlock *block = series->tail;
-	int64		base = tail_base(series);
+	int64		base = PromBlockBase(series, block);
 
 	if (late && !series->needs_sort)
 		PromMarkUnsorted(set, series);
 	if (unlikely(block->count == block->capacity || !PromBaseHolds(base, t)))
 	{
 		block = grow_samples(set, series, t);
-		base = tail_base(series);
+		base = PromBlockBase(series, block);
 	}
 	PromBlockStore(block, base, block->count, t, v);
 

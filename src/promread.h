@@ -366,7 +366,12 @@ PromPrefetchSeries(PromSeries *const *series, int i, int nseries)
 	if (i + PROM_SERIES_AHEAD < nseries)
 		PromPrefetchFourLines(series[i + PROM_SERIES_AHEAD]);
 	if (i + PROM_BLOCK_AHEAD < nseries)
-		PromPrefetchFourLines(PromBlockOwnBase(PromSeriesHead(series[i + PROM_BLOCK_AHEAD])));
+	{
+		const PromSeries *ahead = series[i + PROM_BLOCK_AHEAD];
+
+		/* the head's base lies before it */
+		PromPrefetchFourLines(PromBlockOwnBase(PromSeriesHead(ahead)));
+	}
 	if (i + PROM_NEXT_BLOCK_AHEAD < nseries)
 	{
 		const PromSeries *ahead = series[i + PROM_NEXT_BLOCK_AHEAD];

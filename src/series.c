@@ -183,9 +183,8 @@ prom_series(PG_FUNCTION_ARGS)
 		for (block = PromSeriesHead(series[i]); block != NULL;
 			 block = PromSeriesNextBlock(series[i], block))
 		{
-			uint32		j;
-
 			int64		base = PromBlockBase(series[i], block);
+			uint32		j;
 
 			PromPrefetchNextBlock(series[i], block);
 			for (j = 0; j < block->count; j++, k++)
