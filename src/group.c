@@ -1122,6 +1122,8 @@ continue_head(PromSeriesSet *set, PromSeries *series, uint32 capacity)
 	init_block(block, capacity);
 	series->tail = block;
 	series->continued = true;
+	if (unlikely(PromPhases.active))
+		PromPhases.continuations++;
 	return block;
 }
 
@@ -1270,6 +1272,8 @@ PromSeriesEndContinuation(PromSeriesSet *set, PromSeries *series)
 	series->continued = false;
 	series->tail = PromSeriesHead(series);
 	chain_copy(set, series, continuation, *PromBlockOwnBase(series->tail));
+	if (unlikely(PromPhases.active))
+		PromPhases.continuations_ended++;
 }
 
 /*

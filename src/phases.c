@@ -6,7 +6,9 @@
  * With the setting on, each call of prom_remote_read or prom_series ends
  * with a NOTICE giving the time of each phase (decode, plan, scan, group,
  * sort, encode, compress, in ms), how many rows, series, samples and bytes
- * it handled, and its peak working memory.  With it off, every probe is one
+ * it handled, its peak working memory, and how many sample blocks were made
+ * to continue their series' head (group.c) and how many of those were given
+ * a chained block of their own later.  With it off, every probe is one
  * untaken branch.
  *
  * Phases are timed with the CPU's time-stamp counter where there is one
@@ -112,9 +114,12 @@ PromPhasesFinish(void)
 	appendStringInfo(&report,
 					 " rows=" INT64_FORMAT " series=" INT64_FORMAT
 					 " samples=" INT64_FORMAT " bytes=" INT64_FORMAT
-					 " compressed=" INT64_FORMAT " memory=%zu",
+					 " compressed=" INT64_FORMAT " memory=%zu"
+					 " continuations=" INT64_FORMAT
+					 " continuations_ended=" INT64_FORMAT,
 					 PromPhases.rows, PromPhases.series, PromPhases.samples,
-					 PromPhases.bytes, PromPhases.compressed, PromPhases.memory);
+					 PromPhases.bytes, PromPhases.compressed, PromPhases.memory,
+					 PromPhases.continuations, PromPhases.continuations_ended);
 	ereport(NOTICE, (errmsg_internal("%s", report.data)));
 	pfree(report.data);
 }

@@ -517,6 +517,8 @@ typedef struct PromPhaseReport
 	int64		bytes;
 	int64		compressed;
 	Size		memory;
+	int64		continuations;	/* blocks made to continue their head */
+	int64		continuations_ended;	/* of those, given a chained block */
 } PromPhaseReport;
 
 extern PromPhaseReport PromPhases;

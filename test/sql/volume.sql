@@ -114,7 +114,9 @@ SELECT * FROM stale_check('2024-01-01', '2024-01-01 00:02:15');
 -- one series late): 1110 of host-5, given in their blocks to host-5, whose
 -- last block continued its head; 3 of host-6 at the end, merged with host-6
 -- when the series are sorted.  Every answer is the same as in SQL, and the
--- XOR chunks of prom_remote_read decode to its SAMPLES answer.
+-- XOR chunks of prom_remote_read decode to its SAMPLES answer
+-- (test/scripts/phases-check counts, on the same rows, that each of these
+-- ways is taken).
 CREATE TABLE shares (t timestamptz, host text, v float8)
 	WITH (autovacuum_enabled = off);
 INSERT INTO shares
