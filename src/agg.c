@@ -9,7 +9,9 @@
  * text borrowed from the row, enums by value, other types by their binary
  * value and printed once per series.  The names usually stay the same from
  * row to row; the names of the previous row's layout are compared first,
- * and a new layout is made only for names not seen before.
+ * then those of the layouts whose names hash alike (a hash table of
+ * layouts by an xxHash of their names), and a new layout is made only for
+ * names not seen before.
  *
  * For parallel aggregation a state is serialized as its series' label sets
  * and samples; deserializing and combining add them to a set through
@@ -19,6 +21,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <xxhash.h>
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
@@ -50,14 +54,22 @@ typedef struct AggLayout
 	char	  **names;
 	int		   *name_lens;
 	bool		all_text;		/* made for deserialized or combined series */
+	struct AggLayout *next;		/* the next layout whose names hash alike */
 } AggLayout;
+
+/* The layouts whose names have one hash: an entry of AggState.layouts. */
+typedef struct LayoutBucket
+{
+	uint64		hash;			/* the key (names_hash) */
+	AggLayout  *first;
+} LayoutBucket;
 
 /* The aggregate's state. */
 typedef struct AggState
 {
 	MemoryContext context;		/* the aggregate's context */
 	PromSeriesSet *set;
-	List	   *layouts;		/* of AggLayout */
+	HTAB	   *layouts;		/* LayoutBucket by the hash of names */
 	AggLayout  *last;			/* layout of the previous row */
 	int			nlabels;		/* label pairs per row */
 	PromLabelKind *kinds;		/* per pair, from the value's type */
@@ -73,8 +85,15 @@ state_create(MemoryContext aggcxt)
 {
 	AggState   *state = MemoryContextAllocZero(aggcxt, sizeof(AggState));
 
+	HASHCTL		ctl;
+
 	state->context = aggcxt;
 	state->set = PromSeriesSetCreate(aggcxt);
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(LayoutBucket);
+	ctl.hcxt = aggcxt;
+	state->layouts = hash_create("promread aggregate layouts", 16, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	return state;
 }
 
@@ -193,6 +212,18 @@ layout_has_names(const AggLayout *layout, int nlabels, const char **names,
 	return true;
 }
 
+/* A hash of a list of label names and of whether its layout is all_text. */
+static uint64
+names_hash(int nlabels, const char **names, const int *lens, bool all_text)
+{
+	uint64		hash = (uint64) nlabels * 2 + all_text;
+	int			i;
+
+	for (i = 0; i < nlabels; i++)
+		hash = XXH3_64bits_withSeed(names[i], lens[i], hash);
+	return hash;
+}
+
 /*
  * The layout of these label names: the previous row's, a known one, or a
  * new one.  all_text layouts read every value as text.
@@ -203,19 +234,22 @@ find_layout(AggState *state, int nlabels, const char **names, const int *lens,
 {
 	MemoryContext oldcxt;
 	AggLayout  *layout;
+	LayoutBucket *bucket;
+	uint64		hash;
 	char	  **cnames;
-	ListCell   *lc;
+	bool		found;
 	int			i;
 
 	if (state->last != NULL &&
 		layout_has_names(state->last, nlabels, names, lens, all_text))
 		return state->last;
-	foreach(lc, state->layouts)
-	{
-		layout = lfirst(lc);
+	hash = names_hash(nlabels, names, lens, all_text);
+	bucket = hash_search(state->layouts, &hash, HASH_ENTER, &found);
+	if (!found)
+		bucket->first = NULL;
+	for (layout = bucket->first; layout != NULL; layout = layout->next)
 		if (layout_has_names(layout, nlabels, names, lens, all_text))
 			return state->last = layout;
-	}
 
 	oldcxt = MemoryContextSwitchTo(state->context);
 	cnames = palloc(sizeof(char *) * Max(nlabels, 1));
@@ -238,7 +272,8 @@ find_layout(AggState *state, int nlabels, const char **names, const int *lens,
 	layout->layout = PromLayoutCreate(state->set, nlabels,
 									  (const char *const *) cnames, kinds,
 									  types, NULL);
-	state->layouts = lappend(state->layouts, layout);
+	layout->next = bucket->first;
+	bucket->first = layout;
 	MemoryContextSwitchTo(oldcxt);
 	return state->last = layout;
 }

@@ -76,6 +76,18 @@ FROM json_array_elements((SELECT prom_read_response_json(
 	FROM generate_series(1, 300) i)::json->'results'->0->'timeseries') s;
 SELECT prom_read_response_agg('2024-01-01', i, 'l' || i, 'x')
 FROM generate_series(1, 65536) i;
+-- rows come back to layouts made long before (found by the hash of their
+-- names: 100 lists of names in turn, 10 rows each), and lists of names that
+-- join to the same text are layouts of their own
+SELECT count(*) AS series, min(json_array_length(s->'samples')) AS least,
+	max(json_array_length(s->'samples')) AS most
+FROM json_array_elements((SELECT prom_read_response_json(prom_read_response_agg(
+		'2024-01-01'::timestamptz + (i / 100) * interval '1 second', i,
+		'l' || (i % 100), 'x'))
+	FROM generate_series(0, 999) i)::json->'results'->0->'timeseries') s;
+SELECT prom_read_response_json(prom_read_response_agg(
+	'2024-01-01'::timestamptz + s * interval '1 second', s, n1, 'x', n2, 'y'))
+FROM (VALUES (1, 'ab', 'c'), (2, 'a', 'bc'), (3, 'ab', 'c')) r(s, n1, n2);
 -- the same labels in another order are one series: its messages merged,
 -- samples in time order, the last of equal times read last winning (the
 -- second series has two of one time and its samples out of order)
