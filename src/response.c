@@ -54,6 +54,18 @@ put_labels(char *p, const PromLabelRef *labels, int n)
 	return p;
 }
 
+/* Bytes of labels as repeated Label fields numbered 1. */
+static Size
+labels_size(const PromLabelRef *labels, int n)
+{
+	Size		size = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		size += wire_label_field_size(labels[i].name_len, labels[i].value_len);
+	return size;
+}
+
 /* Write a series' labels as repeated Label fields numbered 1. */
 char *
 PromPutSeriesLabels(char *p, const PromSeriesSet *set, const PromSeries *series)
@@ -153,7 +165,7 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			PromPrefetchSeries(self->series, self->next, self->nseries);
 			nlabels = PromSeriesLabels(self->set, series, labels);
 			size = wire_len_header_size(series->message_bytes) +
-				PromSeriesLabelsSize(self->set, series);
+				labels_size(labels, nlabels);
 			if (size > (Size) (end - p))
 			{
 				*need = size;
