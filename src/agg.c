@@ -84,7 +84,6 @@ static AggState *
 state_create(MemoryContext aggcxt)
 {
 	AggState   *state = MemoryContextAllocZero(aggcxt, sizeof(AggState));
-
 	HASHCTL		ctl;
 
 	state->context = aggcxt;
