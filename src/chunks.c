@@ -371,11 +371,11 @@ scratch_next_chunk(FrameScratch *scratch)
 }
 
 /*
- * Write one frame: the series' labels and the chunks of the scratch area,
+ * Write one frame: a series' labels and the chunks of the scratch area,
  * whose ChunkedSeries message has series_size bytes.  Empties the scratch.
  */
 static void
-write_frame(PromBuffer *buf, const PromSeriesSet *set, const PromSeries *series,
+write_frame(PromBuffer *buf, const PromLabelRef *labels, int nlabels,
 			Size series_size, int64 query_index, FrameScratch *scratch)
 {
 	Size		message_size;
@@ -389,7 +389,7 @@ write_frame(PromBuffer *buf, const PromSeriesSet *set, const PromSeries *series,
 	p = wire_put_varint(start, message_size);
 	message = p + 4;
 	p = wire_put_len_header(message, CHUNKED_SERIES_FIELD, series_size);
-	p = PromPutSeriesLabels(p, set, series);
+	p = PromPutLabels(p, labels, nlabels);
 	for (i = 0; i < scratch->nchunks; i++)
 	{
 		const ChunkRef *chunk = &scratch->chunks[i];
@@ -452,12 +452,15 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 
 	for (i = 0; i < nseries; i++)
 	{
+		PromLabelRef labels[PROM_MAX_LABELS];
+		int			nlabels;
 		Size		labels_size;
 		Size		series_size;
 		SampleCursor cursor;
 
 		PromPrefetchSeries(series, i, nseries);
-		labels_size = PromSeriesLabelsSize(set, series[i]);
+		nlabels = PromSeriesLabels(set, series[i], labels);
+		labels_size = PromLabelsSize(labels, nlabels);
 		series_size = labels_size;
 		cursor.series = series[i];
 		cursor_at_block(&cursor, PromSeriesHead(series[i]));
@@ -480,7 +483,7 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 				frame_size(series_size, query_index, &message_size) >=
 				(Size) promread_max_frame_bytes)
 			{
-				write_frame(buf, set, series[i], series_size, query_index,
+				write_frame(buf, labels, nlabels, series_size, query_index,
 							&scratch);
 				series_size = labels_size;
 			}

@@ -472,8 +472,8 @@ extern void PromSetResponseHeaders(const char *headers_json);
 
 /* Responses are written with the buffers of wire.h. */
 struct PromSnappyWriter;
-extern char *PromPutSeriesLabels(char *p, const PromSeriesSet *set,
-								 const PromSeries *series);
+extern char *PromPutLabels(char *p, const PromLabelRef *labels, int n);
+extern Size PromLabelsSize(const PromLabelRef *labels, int n);
 extern void PromWriteSamplesResult(struct PromSnappyWriter *writer,
 								   const PromSeriesSet *set, bool last);
 /* STREAMED_XOR_CHUNKS frames, and their decoding (chunks.c). */

@@ -36,8 +36,8 @@
 #define SAMPLE_TIME_FIELD	2
 
 /* Write labels as repeated Label fields numbered 1; returns the end. */
-static char *
-put_labels(char *p, const PromLabelRef *labels, int n)
+char *
+PromPutLabels(char *p, const PromLabelRef *labels, int n)
 {
 	int			i;
 
@@ -55,8 +55,8 @@ put_labels(char *p, const PromLabelRef *labels, int n)
 }
 
 /* Bytes of labels as repeated Label fields numbered 1. */
-static Size
-labels_size(const PromLabelRef *labels, int n)
+Size
+PromLabelsSize(const PromLabelRef *labels, int n)
 {
 	Size		size = 0;
 	int			i;
@@ -64,15 +64,6 @@ labels_size(const PromLabelRef *labels, int n)
 	for (i = 0; i < n; i++)
 		size += wire_label_field_size(labels[i].name_len, labels[i].value_len);
 	return size;
-}
-
-/* Write a series' labels as repeated Label fields numbered 1. */
-char *
-PromPutSeriesLabels(char *p, const PromSeriesSet *set, const PromSeries *series)
-{
-	PromLabelRef labels[PROM_MAX_LABELS];
-
-	return put_labels(p, labels, PromSeriesLabels(set, series, labels));
 }
 
 /*
@@ -165,14 +156,14 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			PromPrefetchSeries(self->series, self->next, self->nseries);
 			nlabels = PromSeriesLabels(self->set, series, labels);
 			size = wire_len_header_size(series->message_bytes) +
-				labels_size(labels, nlabels);
+				PromLabelsSize(labels, nlabels);
 			if (size > (Size) (end - p))
 			{
 				*need = size;
 				return p - buf;
 			}
 			p = wire_put_len_header(p, TIMESERIES_FIELD, series->message_bytes);
-			p = put_labels(p, labels, nlabels);
+			p = PromPutLabels(p, labels, nlabels);
 			self->block = PromSeriesHead(series);
 			self->done = 0;
 		}
