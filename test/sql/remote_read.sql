@@ -77,14 +77,15 @@ FROM json_array_elements((SELECT prom_read_response_json(
 SELECT prom_read_response_agg('2024-01-01', i, 'l' || i, 'x')
 FROM generate_series(1, 65536) i;
 -- rows come back to layouts made long before (found by the hash of their
--- names: 100 lists of names in turn, 10 rows each), and lists of names that
--- join to the same text are layouts of their own
+-- names: 100 lists of names in turn, 700 rows each; were a list's layout not
+-- found again, each row would make one, and the 65,536th be refused), and
+-- lists of names that join to the same text are layouts of their own
 SELECT count(*) AS series, min(json_array_length(s->'samples')) AS least,
 	max(json_array_length(s->'samples')) AS most
 FROM json_array_elements((SELECT prom_read_response_json(prom_read_response_agg(
 		'2024-01-01'::timestamptz + (i / 100) * interval '1 second', i,
 		'l' || (i % 100), 'x'))
-	FROM generate_series(0, 999) i)::json->'results'->0->'timeseries') s;
+	FROM generate_series(0, 69999) i)::json->'results'->0->'timeseries') s;
 SELECT prom_read_response_json(prom_read_response_agg(
 	'2024-01-01'::timestamptz + s * interval '1 second', s, n1, 'x', n2, 'y'))
 FROM (VALUES (1, 'ab', 'c'), (2, 'a', 'bc'), (3, 'ab', 'c')) r(s, n1, n2);
