@@ -98,41 +98,15 @@ SELECT * FROM stale_check('2024-01-01 00:05', '2024-01-03');
 SELECT * FROM stale_check('2024-01-01 00:01:15', '2024-01-03');
 SELECT * FROM stale_check('2024-01-01', '2024-01-01 00:02:15');
 
--- series that interleave, of a few samples each: past its head (4 samples),
--- the rest of a series' share of the plan's rows goes into a block that
--- continues the head, without a link or a base of its own.  40 series of 10
--- samples, the rows of each time together, the plan's estimate set by hand
--- (pg_class.reltuples).  With the estimate right (400 rows) every series'
--- 5th to 10th samples continue its head; host-7's times go backwards (its
--- samples are sorted at the end, its continuation given a chained block of
--- its own first); host-9's 7th sample is 30 days on (past its head's reach:
--- its continuation gets a block of its own, then one follows for that
--- sample); host-11's 5th sample is 30 days on (no continuation: a chained
--- block).  With the estimate low (320 rows: shares of 8) each continuation
--- fills and gets a block of its own, then one follows.  Then the rows of a
--- series come again after a new series' (a series made for them, looked up
--- one series late): 1110 of host-5, given in their blocks to host-5, whose
--- last block continued its head; 3 of host-6 at the end, merged with host-6
--- when the series are sorted.  Every answer is the same as in SQL, and the
--- XOR chunks of prom_remote_read decode to its SAMPLES answer
--- (test/scripts/phases-check counts, on the same rows, that each of these
--- ways is taken).
-CREATE TABLE shares (t timestamptz, host text, v float8)
-	WITH (autovacuum_enabled = off);
-INSERT INTO shares
-	SELECT '2024-01-01'::timestamptz + CASE
-			WHEN s = 7 THEN (9 - k) * interval '15 seconds'
-			WHEN s = 9 AND k >= 6 OR s = 11 AND k >= 4
-				THEN interval '30 days' + k * interval '15 seconds'
-			ELSE k * interval '15 seconds' END,
-		'host-' || s, s * 1000 + k
-	FROM generate_series(0, 9) k, generate_series(1, 40) s ORDER BY k, s;
-ANALYZE shares;
-SELECT prom_register('shares');
-CREATE FUNCTION shares_estimate(estimate real) RETURNS real LANGUAGE sql AS $$
-	UPDATE pg_class SET reltuples = estimate,
-		relpages = pg_relation_size('shares') / current_setting('block_size')::int
-	WHERE oid = 'shares'::regclass RETURNING reltuples $$;
+-- series that interleave, of a few samples each, whose second blocks
+-- continue their head (test/fixtures/shares.sql tells which ways its rows
+-- take; test/scripts/phases-check counts that each is taken): with the
+-- plan's estimate right, low, and with rows of two series that come back,
+-- every answer is the same as in SQL, and the XOR chunks of
+-- prom_remote_read decode to its SAMPLES answer
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set shares_rows :abs_srcdir '/fixtures/shares.sql'
+\i :shares_rows
 CREATE FUNCTION shares_check(OUT series bigint, OUT samples bigint,
 	OUT same bigint, OUT chunks_same boolean) LANGUAGE sql AS $$
 	SELECT count(*), sum(cardinality(g.ts)),
@@ -150,14 +124,7 @@ SELECT shares_estimate(400);
 SELECT * FROM shares_check();
 SELECT shares_estimate(320);
 SELECT * FROM shares_check();
-INSERT INTO shares
-	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds',
-		CASE WHEN k < 13 THEN 'host-new' ELSE 'host-5' END, k
-	FROM generate_series(10, 1122) k ORDER BY k;
-INSERT INTO shares
-	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds',
-		CASE WHEN k = 10 THEN 'host-new2' ELSE 'host-6' END, k
-	FROM generate_series(10, 13) k ORDER BY k;
+CALL shares_come_back();
 SELECT shares_estimate(400);
 SELECT * FROM shares_check();
 
@@ -251,6 +218,7 @@ SELECT prom_register('image_scalars', label_columns => '{env,n}');
 SELECT labels, value FROM prom_series('image_scalars', '2024-01-01', '2024-01-02');
 
 DROP FUNCTION stale_check, shares_estimate, shares_check;
+DROP PROCEDURE shares_come_back;
 DROP VIEW expected;
 DROP VIEW image_ab, image_gap;
 DROP TABLE vol, stale, shares, runs, image_a, image_b, image_gap_rows,
