@@ -19,21 +19,9 @@ BEGIN
 		shift := shift * 128;
 	END LOOP;
 END $$;
--- the bytes of a varint (negative numbers as 64-bit two's complement)
-CREATE FUNCTION ch_put_varint(n numeric) RETURNS bytea
-	LANGUAGE plpgsql IMMUTABLE STRICT AS $$
-DECLARE
-	result bytea := '';
-BEGIN
-	IF n < 0 THEN
-		n := n + 2::numeric ^ 64;
-	END IF;
-	WHILE n >= 128 LOOP
-		result := result || set_byte('\x00'::bytea, 0, (mod(n, 128) + 128)::int);
-		n := div(n, 128);
-	END LOOP;
-	RETURN result || set_byte('\x00'::bytea, 0, n::int);
-END $$;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set wire_helpers :abs_srcdir '/fixtures/wire.sql'
+\i :wire_helpers
 -- a varint's value as int64
 CREATE FUNCTION ch_int64(n numeric) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT AS $$
 	SELECT (CASE WHEN n >= 2::numeric ^ 63 THEN n - 2::numeric ^ 64 ELSE n END)::bigint
@@ -133,13 +121,13 @@ END $$;
 -- building messages and frames by hand: a varint field, a bytes field,
 -- a frame (uvarint length, big-endian CRC-32C, message)
 CREATE FUNCTION ch_int(field int, n numeric) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
-	SELECT set_byte('\x00'::bytea, 0, field * 8) || ch_put_varint(n)
+	SELECT set_byte('\x00'::bytea, 0, field * 8) || wire_varint(n)
 $$;
 CREATE FUNCTION ch_len(field int, data bytea) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
-	SELECT set_byte('\x00'::bytea, 0, field * 8 + 2) || ch_put_varint(length(data)) || data
+	SELECT set_byte('\x00'::bytea, 0, field * 8 + 2) || wire_varint(length(data)) || data
 $$;
 CREATE FUNCTION ch_frame(message bytea) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
-	SELECT ch_put_varint(length(message))
+	SELECT wire_varint(length(message))
 		|| decode(lpad(to_hex(ch_crc32c(message)), 8, '0'), 'hex') || message
 $$;
 -- a ChunkedReadResponse of one series {__name__="<name>"} and one chunk
@@ -266,26 +254,13 @@ END $$;
 SELECT types, ch_headers(prom_read_request('ch_b', '2024-01-01', '2024-01-02', types))
 FROM (VALUES ('{streamed_xor_chunks,samples}'::text[]), ('{streamed_xor_chunks}'),
 	('{samples,streamed_xor_chunks}'), ('{samples}'), ('{}')) AS t(types);
--- requests made by hand: a snappy block of one literal
-CREATE FUNCTION ch_snappy(data bytea) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-	n int := length(data);
-BEGIN
-	IF n = 0 THEN
-		RETURN '\x00'::bytea;
-	ELSIF n <= 60 THEN
-		RETURN ch_put_varint(n) || set_byte('\x00'::bytea, 0, (n - 1) * 4) || data;
-	END IF;
-	RETURN ch_put_varint(n) || '\xf4'::bytea
-		|| set_byte(set_byte('\x0000'::bytea, 0, (n - 1) % 256), 1, (n - 1) / 256)
-		|| data;
-END $$;
+-- requests made by hand, in a snappy block of one literal
 -- accepted types 5, 1 (unrecognized, then STREAMED_XOR_CHUNKS); 7, 0, 1;
 -- only unrecognized types 5, 7
-SELECT ch_headers(ch_snappy('\x0a00' || '\x12020501'::bytea));
-SELECT ch_headers(ch_snappy('\x0a00' || '\x1203070001'::bytea));
-SELECT ch_headers(ch_snappy('\x0a00' || '\x12020507'::bytea));
-SELECT ch_try($$SELECT prom_remote_read(ch_snappy('\x12020507'))$$);
+SELECT ch_headers(snappy_literal('\x0a00' || '\x12020501'::bytea));
+SELECT ch_headers(snappy_literal('\x0a00' || '\x1203070001'::bytea));
+SELECT ch_headers(snappy_literal('\x0a00' || '\x12020507'::bytea));
+SELECT ch_try($$SELECT prom_remote_read(snappy_literal('\x12020507'))$$);
 -- the response headers stay until the transaction ends
 BEGIN;
 SELECT length(prom_remote_read(prom_read_request('ch_b', '2024-01-01', '2024-01-02',
@@ -297,27 +272,8 @@ COMMIT;
 -- equals the SAMPLES answer, decoded.  A stream has no frame for a query
 -- without series, so the SAMPLES results after the last one with series
 -- are left out of the comparison (and counted).
-CREATE TYPE ch_rr_env AS ENUM ('prod', 'dev');
-CREATE TABLE ch_rr (t timestamptz, host text, dc varchar, env ch_rr_env, v float8);
-INSERT INTO ch_rr VALUES
-	('2024-01-01 00:00:01', 'a', 'x', 'prod', 1),
-	('2024-01-01 00:00:01', 'b', NULL, 'dev', 2),
-	('2024-01-01 00:00:02', 'a', 'x', 'prod', 3),
-	('2024-01-01 00:00:02', 'b', '', 'dev', 4),
-	('2024-01-01 00:00:02.0009', 'b', NULL, 'dev', 5),
-	('2024-01-01 00:00:03', NULL, 'x', NULL, 6),
-	('2024-01-01 00:00:00.5', 'a', 'x', 'prod', 0.5);
-SELECT prom_register('ch_rr');
-CREATE TABLE ch_rr_other (t timestamptz, host text, v float8);
-INSERT INTO ch_rr_other VALUES ('2024-01-01 00:00:01', 'a', 10);
-SELECT prom_register('ch_rr_other');
-CREATE TABLE ch_rr_values (t timestamptz, v float8);
-INSERT INTO ch_rr_values VALUES
-	('2024-01-01 00:00:01', 'NaN'), ('2024-01-01 00:00:02', 'Infinity'),
-	('2024-01-01 00:00:03', '-Infinity'), ('2024-01-01 00:00:04', '-0'),
-	('2024-01-01 00:00:05', 0), ('2024-01-01 00:00:06', 1.5e-7),
-	('2024-01-01 00:00:07', 12345678901234567), ('2024-01-01 00:00:08', 0.1);
-SELECT prom_register('ch_rr_values');
+\set rr_rows :abs_srcdir '/fixtures/rr.sql'
+\i :rr_rows
 CREATE TABLE ch_rr_big AS
 	SELECT '2024-01-01'::timestamptz + (i % 500) * interval '1 second' AS t,
 		'host-' || (i / 500) AS host, (i % 7)::text AS shard, i::float8 AS v
@@ -357,23 +313,23 @@ CREATE FUNCTION ch_same(selectors text[], start_time timestamptz = '2024-01-01',
 $$;
 -- the same for a request made by hand: its queries, then accepted types
 CREATE FUNCTION ch_same_raw(queries bytea) RETURNS text LANGUAGE sql AS $$
-	SELECT ch_compare(ch_snappy(queries), ch_snappy(queries || '\x120101'::bytea))
+	SELECT ch_compare(snappy_literal(queries), snappy_literal(queries || '\x120101'::bytea))
 $$;
-SELECT ch_same(ARRAY['ch_rr', 'nope', 'ch_rr{host="a"}', '{__name__=~"ch_rr.*", host="a"}']);
+SELECT ch_same(ARRAY['rr', 'nope', 'rr{host="a"}', '{__name__=~"rr.*", host="a"}']);
 SELECT jsonb_pretty(prom_read_response_json(prom_remote_read(prom_read_request(
-	ARRAY['ch_rr', 'nope', 'ch_rr{host="a"}', '{__name__=~"ch_rr.*", host="a"}'],
+	ARRAY['rr', 'nope', 'rr{host="a"}', '{__name__=~"rr.*", host="a"}'],
 	'2024-01-01', '2024-01-02', '{streamed_xor_chunks}'))));
-SELECT ch_same(ARRAY['ch_rr{host="b"}'], '2024-01-01 00:00:02', '2024-01-01 00:00:02');
-SELECT ch_same(ARRAY['ch_rr{host="a"}'], '2024-01-01 00:00:00.5', '2024-01-01 00:00:01');
-SELECT ch_same(ARRAY['ch_rr{dc=""}', 'ch_rr{dc!=""}', 'ch_rr{env=~"pro.*"}',
-	'ch_rr{env!~"pro.*"}', 'ch_rr{zone=""}', 'ch_rr{zone="z"}',
-	'ch_rr{host=~"A", host=~"(?i)A"}']);
+SELECT ch_same(ARRAY['rr{host="b"}'], '2024-01-01 00:00:02', '2024-01-01 00:00:02');
+SELECT ch_same(ARRAY['rr{host="a"}'], '2024-01-01 00:00:00.5', '2024-01-01 00:00:01');
+SELECT ch_same(ARRAY['rr{dc=""}', 'rr{dc!=""}', 'rr{env=~"pro.*"}',
+	'rr{env!~"pro.*"}', 'rr{zone=""}', 'rr{zone="z"}',
+	'rr{host=~"A", host=~"(?i)A"}']);
 SELECT ch_same('{}'::text[]);
-SELECT ch_same(ARRAY['ch_rr_values']);
-SELECT prom_read_response_json(prom_remote_read(prom_read_request('ch_rr_values',
+SELECT ch_same(ARRAY['rr_values']);
+SELECT prom_read_response_json(prom_remote_read(prom_read_request('rr_values',
 	'2024-01-01', '2024-01-02', '{streamed_xor_chunks}')));
 SELECT ch_same(ARRAY['ch_rr_big']);
-SELECT ch_same(ARRAY['ch_rr{host="a"}'], '-infinity', 'infinity');
+SELECT ch_same(ARRAY['rr{host="a"}'], '-infinity', 'infinity');
 -- times far apart (more than a sample block reaches) and at the ends of a
 -- bigint column's range, out of order
 CREATE TABLE ch_rr_far (ms bigint, host text, v float8);
@@ -384,13 +340,13 @@ INSERT INTO ch_rr_far
 SELECT prom_register('ch_rr_far', time_column => 'ms');
 SELECT ch_same(ARRAY['ch_rr_far'], '-infinity', 'infinity');
 SELECT ch_same_raw(decode(repeat('0a00', 1000), 'hex'));
-SELECT ch_same_raw('\x0a' || ch_put_varint(2000) || decode(repeat('1a00', 1000), 'hex'));
+SELECT ch_same_raw('\x0a' || wire_varint(2000) || decode(repeat('1a00', 1000), 'hex'));
 -- label names holding a NUL (NEQ, then EQ)
-SELECT ch_same_raw('\x0a2910ffffffffffffffff7f1a1112085f5f6e616d655f5f1a0563685f72721a0a080112036100621a0162');
-SELECT ch_same_raw('\x0a2710ffffffffffffffff7f1a1112085f5f6e616d655f5f1a0563685f72721a0812036100621a0162');
+SELECT ch_same_raw('\x0a2610ffffffffffffffff7f1a0e12085f5f6e616d655f5f1a0272721a0a080112036100621a0162');
+SELECT ch_same_raw('\x0a2410ffffffffffffffff7f1a0e12085f5f6e616d655f5f1a0272721a0812036100621a0162');
 -- the sample limit applies the same
 SET promread.max_samples = 6;
-SELECT ch_try($$SELECT prom_remote_read(prom_read_request('ch_rr', '2024-01-01',
+SELECT ch_try($$SELECT prom_remote_read(prom_read_request('rr', '2024-01-01',
 	'2024-01-02', '{streamed_xor_chunks}'))$$);
 RESET promread.max_samples;
 
@@ -442,8 +398,8 @@ SELECT ch_decode(ch_frame(ch_message('x', 0, 0, 2, '\x0001')));
 SELECT ch_decode('\xff');
 SELECT ch_decode('\x0a000000000000');
 
-DROP TABLE golden, ch_b, ch_rr, ch_rr_other, ch_rr_values, ch_rr_big, ch_rr_far, ch_stream;
-DROP TYPE ch_rr_env;
-DROP FUNCTION ch_varint, ch_put_varint, ch_int64, ch_fields, ch_crc32c, ch_frames,
-	ch_int, ch_len, ch_frame, ch_message, ch_try, ch_headers, ch_snappy, ch_compare,
-	ch_same, ch_same_raw, ch_decode;
+DROP TABLE golden, ch_b, rr, rr_other, rr_values, ch_rr_big, ch_rr_far, ch_stream;
+DROP TYPE rr_env;
+DROP FUNCTION ch_varint, ch_int64, ch_fields, ch_crc32c, ch_frames,
+	ch_int, ch_len, ch_frame, ch_message, ch_try, ch_headers, ch_compare,
+	ch_same, ch_same_raw, ch_decode, wire_varint, snappy_literal;

@@ -2,20 +2,11 @@
 -- by prom_remote_read, decoded by prom_read_response_json.
 SET timezone = 'UTC';
 SET datestyle = 'ISO';
-CREATE TYPE rr_env AS ENUM ('prod', 'dev');
-CREATE TABLE rr (t timestamptz, host text, dc varchar, env rr_env, v float8);
-INSERT INTO rr VALUES
-	('2024-01-01 00:00:01', 'a', 'x', 'prod', 1),
-	('2024-01-01 00:00:01', 'b', NULL, 'dev', 2),
-	('2024-01-01 00:00:02', 'a', 'x', 'prod', 3),
-	('2024-01-01 00:00:02', 'b', '', 'dev', 4),
-	('2024-01-01 00:00:02.0009', 'b', NULL, 'dev', 5),
-	('2024-01-01 00:00:03', NULL, 'x', NULL, 6),
-	('2024-01-01 00:00:00.5', 'a', 'x', 'prod', 0.5);
-SELECT prom_register('rr');
-CREATE TABLE rr_other (t timestamptz, host text, v float8);
-INSERT INTO rr_other VALUES ('2024-01-01 00:00:01', 'a', 10);
-SELECT prom_register('rr_other');
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set rr_rows :abs_srcdir '/fixtures/rr.sql'
+\i :rr_rows
+\set wire_helpers :abs_srcdir '/fixtures/wire.sql'
+\i :wire_helpers
 
 -- answer selectors over a time range, as JSON
 CREATE FUNCTION rr_read(selectors text[], start_time timestamptz = '2024-01-01',
@@ -43,14 +34,7 @@ SELECT rr_read(ARRAY['rr{dc=""}', 'rr{dc!=""}', 'rr{env=~"pro.*"}',
 -- an empty request gets an empty response
 SELECT prom_read_response_json(prom_remote_read(prom_read_request('{}'::text[], '2024-01-01', '2024-01-02')));
 
--- special values; their exact bits are checked by test/scripts/decode-check
-CREATE TABLE rr_values (t timestamptz, v float8);
-INSERT INTO rr_values VALUES
-	('2024-01-01 00:00:01', 'NaN'), ('2024-01-01 00:00:02', 'Infinity'),
-	('2024-01-01 00:00:03', '-Infinity'), ('2024-01-01 00:00:04', '-0'),
-	('2024-01-01 00:00:05', 0), ('2024-01-01 00:00:06', 1.5e-7),
-	('2024-01-01 00:00:07', 12345678901234567), ('2024-01-01 00:00:08', 0.1);
-SELECT prom_register('rr_values');
+-- special values (test/fixtures/rr.sql)
 SELECT rr_read(ARRAY['rr_values']);
 
 -- the aggregate gives the same bytes as prom_remote_read
@@ -243,32 +227,6 @@ SELECT jsonb_array_length(rr_read(ARRAY['rr'])->'results'->0->'timeseries');
 RESET promread.max_samples;
 
 -- hostile requests: each gets its own error and SQLSTATE
-CREATE FUNCTION varint(n bigint) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-	result bytea := '';
-BEGIN
-	LOOP
-		IF n < 128 THEN
-			RETURN result || set_byte('\x00'::bytea, 0, n::int);
-		END IF;
-		result := result || set_byte('\x00'::bytea, 0, (n % 128 + 128)::int);
-		n := n / 128;
-	END LOOP;
-END $$;
--- a snappy block of one literal (at most 65536 bytes)
-CREATE FUNCTION snappy(data bytea) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-	n int := length(data);
-BEGIN
-	IF n = 0 THEN
-		RETURN '\x00'::bytea;
-	ELSIF n <= 60 THEN
-		RETURN varint(n) || set_byte('\x00'::bytea, 0, (n - 1) * 4) || data;
-	END IF;
-	RETURN varint(n) || '\xf4'::bytea
-		|| set_byte(set_byte('\x0000'::bytea, 0, (n - 1) % 256), 1, (n - 1) / 256)
-		|| data;
-END $$;
 -- the SQLSTATE, message and detail of reading a request
 CREATE FUNCTION try_read(request bytea) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
@@ -281,42 +239,42 @@ EXCEPTION WHEN others THEN
 	RETURN SQLSTATE || ': ' || SQLERRM || coalesce(' (' || nullif(detail, '') || ')', '');
 END $$;
 -- sanity: a hand-made request decodes
-SELECT prom_read_request_json(snappy('\x0a0c100a1a0808011201611a016212020001'));
+SELECT prom_read_request_json(snappy_literal('\x0a0c100a1a0808011201611a016212020001'));
 -- not snappy; a corrupt block; a block announcing 4 GB
 SELECT try_read('\xff');
 SELECT try_read('\x0a1001020304');
-SELECT try_read(varint(4294967295) || '\x0061');
+SELECT try_read(wire_varint(4294967295) || '\x0061');
 -- over promread.max_request_bytes
 SET promread.max_request_bytes = '1kB';
-SELECT try_read(snappy(decode(repeat('0a00', 600), 'hex')));
+SELECT try_read(snappy_literal(decode(repeat('0a00', 600), 'hex')));
 RESET promread.max_request_bytes;
 -- truncated and malformed protobuf
-SELECT try_read(snappy('\x0a05'));
-SELECT try_read(snappy('\x0a0c100a1a0808011201611a01'));
-SELECT try_read(snappy('\xff'));
+SELECT try_read(snappy_literal('\x0a05'));
+SELECT try_read(snappy_literal('\x0a0c100a1a0808011201611a01'));
+SELECT try_read(snappy_literal('\xff'));
 -- invalid UTF-8 in a value and in a name
-SELECT try_read(snappy('\x0a0a10011a0612016a1a01ff'));
-SELECT try_read(snappy('\x0a0a10011a061201ff1a0162'));
+SELECT try_read(snappy_literal('\x0a0a10011a0612016a1a01ff'));
+SELECT try_read(snappy_literal('\x0a0a10011a061201ff1a0162'));
 -- an unrecognized matcher type; a query ending before it starts
-SELECT try_read(snappy('\x0a0c10011a0808071201611a0162'));
-SELECT try_read(snappy('\x0a0c080210011a0612016a1a0162'));
+SELECT try_read(snappy_literal('\x0a0c10011a0808071201611a0162'));
+SELECT try_read(snappy_literal('\x0a0c080210011a0612016a1a0162'));
 -- invalid and untranslatable regexes
-SELECT try_read(snappy('\x0a0c10011a0808021201611a0128'));
-SELECT try_read(snappy('\x0a0e10011a0a08021201611a035c704c'));
+SELECT try_read(snappy_literal('\x0a0c10011a0808021201611a0128'));
+SELECT try_read(snappy_literal('\x0a0e10011a0a08021201611a035c704c'));
 -- only response types promread does not serve
-SELECT try_read(snappy('\x120105'));
-SELECT try_read(snappy('\x1202' || '\x0507'::bytea));
+SELECT try_read(snappy_literal('\x120105'));
+SELECT try_read(snappy_literal('\x1202' || '\x0507'::bytea));
 -- more than 1000 queries; more than 1000 matchers in a query
-SELECT try_read(snappy(decode(repeat('0a00', 1001), 'hex')));
-SELECT try_read(snappy('\x0a' || varint(2002) || decode(repeat('1a00', 1001), 'hex')));
+SELECT try_read(snappy_literal(decode(repeat('0a00', 1001), 'hex')));
+SELECT try_read(snappy_literal('\x0a' || wire_varint(2002) || decode(repeat('1a00', 1001), 'hex')));
 -- at the limits: accepted
-SELECT length(prom_remote_read(snappy(decode(repeat('0a00', 1000), 'hex')))) > 0;
+SELECT length(prom_remote_read(snappy_literal(decode(repeat('0a00', 1000), 'hex')))) > 0;
 SELECT jsonb_array_length(prom_read_response_json(prom_remote_read(
-	snappy('\x0a' || varint(2000) || decode(repeat('1a00', 1000), 'hex'))))->'results');
+	snappy_literal('\x0a' || wire_varint(2000) || decode(repeat('1a00', 1000), 'hex'))))->'results');
 -- a label name holding a NUL is a label no series has
-SELECT prom_read_response_json(prom_remote_read(snappy(
+SELECT prom_read_response_json(prom_remote_read(snappy_literal(
 	'\x0a2610ffffffffffffffff7f1a0e12085f5f6e616d655f5f1a0272721a0a080112036100621a0162')));
-SELECT prom_read_response_json(prom_remote_read(snappy(
+SELECT prom_read_response_json(prom_remote_read(snappy_literal(
 	'\x0a2410ffffffffffffffff7f1a0e12085f5f6e616d655f5f1a0272721a0812036100621a0162')));
 -- the widest time range is clamped to PostgreSQL's
 SELECT rr_read(ARRAY['rr{host="a"}'], '-infinity', 'infinity');
@@ -330,5 +288,5 @@ SELECT prom_register('rr_far', time_column => 'ms');
 SELECT rr_read(ARRAY['rr_far'], '-infinity', 'infinity');
 
 DROP TABLE rr, rr_other, rr_values, rr_big, rr_far;
-DROP FUNCTION rr_read, snappy, varint, try_read;
+DROP FUNCTION rr_read, try_read, wire_varint, snappy_literal;
 DROP TYPE rr_env;
