@@ -68,7 +68,8 @@ PromLabelsSize(const PromLabelRef *labels, int n)
 
 /*
  * Write n samples of a block from the given one as repeated Sample fields;
- * returns the end.
+ * returns the end.  Each may take WIRE_SAMPLE_FIELD_MAX bytes, written or
+ * not (a time's varint is one 8-byte store).
  */
 static char *
 put_samples(char *p, const PromSampleBlock *block, int64 base, uint32 from,
@@ -80,6 +81,8 @@ put_samples(char *p, const PromSampleBlock *block, int64 base, uint32 from,
 	{
 		PromSample	sample = PromBlockSample(block, base, i);
 		uint64		bits = wire_double_bits(sample.v);
+		uint64		t = (uint64) sample.t;
+		int			t_size = wire_varint_size(t);
 
 		PromPrefetchSamples(block->samples, i, block->count);
 		*p++ = (char) WIRE_TAG(SAMPLES_FIELD, WIRE_LEN);
@@ -89,10 +92,14 @@ put_samples(char *p, const PromSampleBlock *block, int64 base, uint32 from,
 			*p++ = (char) WIRE_TAG(SAMPLE_VALUE_FIELD, WIRE_FIXED64);
 			p = wire_put_fixed64(p, bits);
 		}
-		if (sample.t != 0)
+		if (t != 0)
 		{
 			*p++ = (char) WIRE_TAG(SAMPLE_TIME_FIELD, WIRE_VARINT);
-			p = wire_put_varint(p, (uint64) sample.t);
+			/* times before 1970 or after the year 2^56 ms holds take 9-10 */
+			if (likely(t < (UINT64CONST(1) << 56)))
+				p = wire_put_varint56(p, t, t_size);
+			else
+				p = wire_put_varint(p, t);
 		}
 	}
 	return p;
