@@ -375,7 +375,7 @@ scratch_next_chunk(FrameScratch *scratch)
  * whose ChunkedSeries message has series_size bytes.  Empties the scratch.
  */
 static void
-write_frame(PromBuffer *buf, const PromLabelRef *labels, int nlabels,
+write_frame(PromBuffer *buf, const PromSeriesSet *set, const PromSeries *series,
 			Size series_size, int64 query_index, FrameScratch *scratch)
 {
 	Size		message_size;
@@ -389,7 +389,7 @@ write_frame(PromBuffer *buf, const PromLabelRef *labels, int nlabels,
 	p = wire_put_varint(start, message_size);
 	message = p + 4;
 	p = wire_put_len_header(message, CHUNKED_SERIES_FIELD, series_size);
-	p = PromPutLabels(p, labels, nlabels);
+	p = PromPutSeriesLabels(p, set, series);
 	for (i = 0; i < scratch->nchunks; i++)
 	{
 		const ChunkRef *chunk = &scratch->chunks[i];
@@ -452,15 +452,12 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 
 	for (i = 0; i < nseries; i++)
 	{
-		PromLabelRef labels[PROM_MAX_LABELS];
-		int			nlabels;
 		Size		labels_size;
 		Size		series_size;
 		SampleCursor cursor;
 
 		PromPrefetchSeries(series, i, nseries);
-		nlabels = PromSeriesLabels(set, series[i], labels);
-		labels_size = PromLabelsSize(labels, nlabels);
+		labels_size = PromSeriesLabelsSize(set, series[i]);
 		series_size = labels_size;
 		cursor.series = series[i];
 		cursor_at_block(&cursor, PromSeriesHead(series[i]));
@@ -483,7 +480,7 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 				frame_size(series_size, query_index, &message_size) >=
 				(Size) promread_max_frame_bytes)
 			{
-				write_frame(buf, labels, nlabels, series_size, query_index,
+				write_frame(buf, set, series[i], series_size, query_index,
 							&scratch);
 				series_size = labels_size;
 			}

@@ -133,6 +133,8 @@
 #include "postgres.h"
 
 #include <math.h>
+/* inlined: a key is hashed per new series, often in a few bytes */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "access/detoast.h"
@@ -1886,6 +1888,34 @@ PromSeriesLabelsSize(const PromSeriesSet *set, const PromSeries *series)
 		size += label_field_size(layout, layout->key_columns[k],
 								 series->values[k]);
 	return size;
+}
+
+/*
+ * Write a series' labels as repeated Label fields numbered 1, in name order
+ * (those of its present values), into room for PromSeriesLabelsSize bytes;
+ * returns the end.
+ */
+char *
+PromPutSeriesLabels(char *p, const PromSeriesSet *set, const PromSeries *series)
+{
+	const PromLayout *layout = series_layout(set, series);
+	/* read once: the compiler must assume that stores through p change them */
+	const uint16 *name_order = layout->name_order;
+	const char **names = layout->names;
+	const int  *name_lens = layout->name_lens;
+	int			ncolumns = layout->ncolumns;
+	int			i;
+
+	for (i = 0; i < ncolumns; i++)
+	{
+		int			column = name_order[i];
+		const PromLabelValue *value = series_value(layout, series, column);
+
+		if (value_is_present(value))
+			p = wire_put_label(p, names[column], name_lens[column], value->text,
+							   value->text_len);
+	}
+	return p;
 }
 
 /* Sort the series, merge equal label sets, put samples in time order. */

@@ -439,6 +439,8 @@ extern int	PromSeriesLabels(const PromSeriesSet *set, const PromSeries *series,
 							 PromLabelRef *labels);
 extern Size PromSeriesLabelsSize(const PromSeriesSet *set,
 								 const PromSeries *series);
+extern char *PromPutSeriesLabels(char *p, const PromSeriesSet *set,
+								 const PromSeries *series);
 extern void PromSeriesCopySamples(const PromSeries *series, void *dest);
 
 /*---- Query execution (scan.c, query.c) ----*/
@@ -472,8 +474,6 @@ extern void PromSetResponseHeaders(const char *headers_json);
 
 /* Responses are written with the buffers of wire.h. */
 struct PromSnappyWriter;
-extern char *PromPutLabels(char *p, const PromLabelRef *labels, int n);
-extern Size PromLabelsSize(const PromLabelRef *labels, int n);
 extern void PromWriteSamplesResult(struct PromSnappyWriter *writer,
 								   const PromSeriesSet *set, bool last);
 /* STREAMED_XOR_CHUNKS frames, and their decoding (chunks.c). */

@@ -28,43 +28,9 @@
 /* Field numbers. */
 #define RESULTS_FIELD		1	/* ReadResponse.results */
 #define TIMESERIES_FIELD	1	/* QueryResult.timeseries */
-#define LABELS_FIELD		1	/* TimeSeries.labels, ChunkedSeries.labels */
 #define SAMPLES_FIELD		2	/* TimeSeries.samples */
-#define LABEL_NAME_FIELD	1
-#define LABEL_VALUE_FIELD	2
 #define SAMPLE_VALUE_FIELD	1
 #define SAMPLE_TIME_FIELD	2
-
-/* Write labels as repeated Label fields numbered 1; returns the end. */
-char *
-PromPutLabels(char *p, const PromLabelRef *labels, int n)
-{
-	int			i;
-
-	for (i = 0; i < n; i++)
-	{
-		p = wire_put_len_header(p, LABELS_FIELD,
-								wire_label_size(labels[i].name_len,
-												labels[i].value_len));
-		p = wire_put_len_header(p, LABEL_NAME_FIELD, labels[i].name_len);
-		p = wire_put_bytes(p, labels[i].name, labels[i].name_len);
-		p = wire_put_len_header(p, LABEL_VALUE_FIELD, labels[i].value_len);
-		p = wire_put_bytes(p, labels[i].value, labels[i].value_len);
-	}
-	return p;
-}
-
-/* Bytes of labels as repeated Label fields numbered 1. */
-Size
-PromLabelsSize(const PromLabelRef *labels, int n)
-{
-	Size		size = 0;
-	int			i;
-
-	for (i = 0; i < n; i++)
-		size += wire_label_field_size(labels[i].name_len, labels[i].value_len);
-	return size;
-}
 
 /*
  * Write n samples of a block from the given one as repeated Sample fields;
@@ -156,21 +122,27 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 
 		if (self->block == NULL)
 		{
-			PromLabelRef labels[PROM_MAX_LABELS];
-			int			nlabels;
-			Size		size;
+			Size		header_size = wire_len_header_size(series->message_bytes);
 
 			PromPrefetchSeries(self->series, self->next, self->nseries);
-			nlabels = PromSeriesLabels(self->set, series, labels);
-			size = wire_len_header_size(series->message_bytes) +
-				PromLabelsSize(labels, nlabels);
-			if (size > (Size) (end - p))
+
+			/*
+			 * The header and labels must fit; a whole series that fits (a
+			 * series' labels are part of its message) needs no labels' size
+			 */
+			if (header_size + series->message_bytes > (Size) (end - p))
 			{
-				*need = size;
-				return p - buf;
+				Size		size = header_size +
+					PromSeriesLabelsSize(self->set, series);
+
+				if (size > (Size) (end - p))
+				{
+					*need = size;
+					return p - buf;
+				}
 			}
 			p = wire_put_len_header(p, TIMESERIES_FIELD, series->message_bytes);
-			p = PromPutLabels(p, labels, nlabels);
+			p = PromPutSeriesLabels(p, self->set, series);
 			self->block = PromSeriesHead(series);
 			self->done = 0;
 		}

@@ -135,15 +135,20 @@ wire_put_varint56(char *p, uint64 value, int size)
 
 /*
  * Copy len bytes to p and return the position after them.  Label names and
- * values are short: up to 16 bytes are moved by two loads and two stores
+ * values are short: up to 32 bytes are moved by two loads and two stores
  * that may overlap, not by a call.
  */
 static inline char *
 wire_put_bytes(char *p, const char *bytes, Size len)
 {
 	/* copies of a constant size are moves, not calls */
-	if (len > 16)
+	if (len > 32)
 		memcpy(p, bytes, len);
+	else if (len >= 16)
+	{
+		memcpy(p, bytes, 16);
+		memcpy(p + len - 16, bytes + len - 16, 16);
+	}
 	else if (len >= 8)
 	{
 		memcpy(p, bytes, 8);
@@ -197,6 +202,41 @@ wire_put_len_header(char *p, int field, Size len)
 {
 	*p++ = (char) WIRE_TAG(field, WIRE_LEN);
 	return wire_put_varint(p, len);
+}
+
+/* Field numbers of a Label, and of the labels of a TimeSeries or ChunkedSeries. */
+#define WIRE_LABELS_FIELD		1
+#define WIRE_LABEL_NAME_FIELD	1
+#define WIRE_LABEL_VALUE_FIELD	2
+
+/*
+ * Write a Label as a field numbered 1 (the labels of a TimeSeries or a
+ * ChunkedSeries); returns the end.  When name and value are short, as they
+ * nearly always are, every length is one byte and is stored as such, with no
+ * varint loop nor size computed twice.
+ */
+static inline char *
+wire_put_label(char *p, const char *name, Size name_len, const char *value,
+			   Size value_len)
+{
+	/* then the Label's own length, name_len + value_len + 4, is below 128 */
+	if (name_len + value_len < 124)
+	{
+		p[0] = (char) WIRE_TAG(WIRE_LABELS_FIELD, WIRE_LEN);
+		p[1] = (char) (name_len + value_len + 4);
+		p[2] = (char) WIRE_TAG(WIRE_LABEL_NAME_FIELD, WIRE_LEN);
+		p[3] = (char) name_len;
+		p = wire_put_bytes(p + 4, name, name_len);
+		p[0] = (char) WIRE_TAG(WIRE_LABEL_VALUE_FIELD, WIRE_LEN);
+		p[1] = (char) value_len;
+		return wire_put_bytes(p + 2, value, value_len);
+	}
+	p = wire_put_len_header(p, WIRE_LABELS_FIELD,
+							wire_label_size(name_len, value_len));
+	p = wire_put_len_header(p, WIRE_LABEL_NAME_FIELD, name_len);
+	p = wire_put_bytes(p, name, name_len);
+	p = wire_put_len_header(p, WIRE_LABEL_VALUE_FIELD, value_len);
+	return wire_put_bytes(p, value, value_len);
 }
 
 /* A growing output buffer; may exceed 1 GB. */
