@@ -211,26 +211,12 @@ wire_put_len_header(char *p, int field, Size len)
 
 /*
  * Write a Label as a field numbered 1 (the labels of a TimeSeries or a
- * ChunkedSeries); returns the end.  When name and value are short, as they
- * nearly always are, every length is one byte and is stored as such, with no
- * varint loop nor size computed twice.
+ * ChunkedSeries); returns the end.
  */
 static inline char *
 wire_put_label(char *p, const char *name, Size name_len, const char *value,
 			   Size value_len)
 {
-	/* then the Label's own length, name_len + value_len + 4, is below 128 */
-	if (name_len + value_len < 124)
-	{
-		p[0] = (char) WIRE_TAG(WIRE_LABELS_FIELD, WIRE_LEN);
-		p[1] = (char) (name_len + value_len + 4);
-		p[2] = (char) WIRE_TAG(WIRE_LABEL_NAME_FIELD, WIRE_LEN);
-		p[3] = (char) name_len;
-		p = wire_put_bytes(p + 4, name, name_len);
-		p[0] = (char) WIRE_TAG(WIRE_LABEL_VALUE_FIELD, WIRE_LEN);
-		p[1] = (char) value_len;
-		return wire_put_bytes(p + 2, value, value_len);
-	}
 	p = wire_put_len_header(p, WIRE_LABELS_FIELD,
 							wire_label_size(name_len, value_len));
 	p = wire_put_len_header(p, WIRE_LABEL_NAME_FIELD, name_len);
