@@ -139,10 +139,11 @@ state_init_types(AggState *state, FunctionCallInfo fcinfo)
 									  sizeof(Oid) * Max(state->nlabels, 1));
 	state->name_types = MemoryContextAlloc(state->context,
 										   sizeof(Oid) * Max(state->nlabels, 1));
-	state->values = MemoryContextAlloc(state->context,
-									   sizeof(Datum) * Max(state->nlabels, 1));
-	state->isnull = MemoryContextAlloc(state->context,
-									   sizeof(bool) * Max(state->nlabels, 1));
+	/* room for two columns at least: PromSeriesSetAdd reads as many */
+	state->values = MemoryContextAllocZero(state->context,
+										   sizeof(Datum) * Max(state->nlabels, 2));
+	state->isnull = MemoryContextAllocZero(state->context,
+										   sizeof(bool) * Max(state->nlabels, 2));
 	for (i = 0; i < state->nlabels; i++)
 	{
 		Oid			name_type = get_fn_expr_argtype(fcinfo->flinfo,
@@ -330,8 +331,8 @@ add_text_series(AggState *state, int nlabels, const PromLabelRef *labels,
 	Oid			types[FUNC_MAX_ARGS] = {0};
 	const char *names[FUNC_MAX_ARGS] = {0};
 	int			name_lens[FUNC_MAX_ARGS] = {0};
-	Datum		datums[FUNC_MAX_ARGS];
-	bool		isnull[FUNC_MAX_ARGS];
+	Datum		datums[FUNC_MAX_ARGS] = {0};
+	bool		isnull[FUNC_MAX_ARGS] = {0};
 	AggLayout  *layout;
 	int64		i;
 
@@ -352,8 +353,11 @@ add_text_series(AggState *state, int nlabels, const PromLabelRef *labels,
 	}
 	layout = find_layout(state, nlabels, names, name_lens, kinds, types, true);
 	for (i = 0; i < nsamples; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
 		PromSeriesSetAdd(state->set, layout->layout, datums, isnull,
 						 samples[i].t, samples[i].v);
+	}
 	for (i = 0; i < nlabels; i++)
 		pfree(DatumGetPointer(datums[i]));
 }

@@ -26,7 +26,11 @@
  * scalar labels.  A row that is NULL where the image is, whose text labels
  * lie as far from the first as in the image, whose bytes from there are the
  * image's and whose scalar Datums are the image's holds the same labels, and
- * its labels are not read one by one.  An image is taken from the row that
+ * its labels are not read one by one.  The places and Datums are compared
+ * over the layout's window of columns (its key columns, at least two), two
+ * at a time in a vector register, each column's expected Datum, the bits of
+ * it that count (none for a NULL key) and whether it is a place, relative to
+ * the first TEXT key's, kept in the image: no branch per label.  An image is taken from the row that
  * makes a series after a series of several rows (so not while interleaving
  * series are met first), and from a row that a full comparison finds to
  * belong to the series of the row before, of short inline values only; a
@@ -175,6 +179,7 @@ PromSeriesSetCreate(MemoryContext context)
 	set->row_context = AllocSetContextCreate(setcxt, "promread row",
 											 ALLOCSET_SMALL_SIZES);
 	set->arena = PromArenaCreate(setcxt);
+	set->max_samples = promread_max_samples;
 	set->series_capacity = 64;
 	set->series = set_alloc_array(set,
 								  sizeof(PromSeries *) * set->series_capacity);
@@ -403,11 +408,31 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 	layout->usual_kinds = layout->nkeys == layout->ntext + layout->nscalar;
 	if (layout->nkeys > 0 && layout->usual_kinds)
 	{
-		layout->image.kept = true;
-		layout->image.offsets = palloc(sizeof(int32) * Max(layout->ntext, 1));
-		layout->image.bytes = palloc(ROW_IMAGE_MAX);
-		layout->image.scalars = palloc(sizeof(Datum) * Max(layout->nscalar, 1));
-		layout->image.scalar_nulls = palloc(sizeof(bool) * Max(layout->nscalar, 1));
+		RowImage   *image = &layout->image;
+		int			first = ncolumns;
+		int			last = 0;
+		int			width;
+
+		/* the window: the key columns, at least two, within the columns */
+		for (i = 0; i < layout->nkeys; i++)
+		{
+			first = Min(first, layout->key_columns[i]);
+			last = Max(last, layout->key_columns[i]);
+		}
+		width = Max(last - first + 1, 2);
+		layout->window_first = Max(Min(first, ncolumns - width), 0);
+		layout->window_width = width;
+		image->kept = true;
+		image->bytes = palloc(ROW_IMAGE_MAX);
+		/* a column that is not a key compares no bits, and is not NULL */
+		image->expected = palloc0(sizeof(Datum) * width);
+		image->compared = palloc0(sizeof(Datum) * width);
+		image->relative = palloc0(sizeof(Datum) * width);
+		image->nulls = palloc0(sizeof(bool) * width);
+		/* a TEXT key's place is relative to the first's, NULL or not */
+		for (i = 0; i < layout->ntext; i++)
+			image->relative[layout->key_columns[i] - layout->window_first] =
+				~(Datum) 0;
 	}
 	MemoryContextSwitchTo(oldcxt);
 	return layout;
@@ -458,20 +483,29 @@ load4(const char *p)
 
 /*
  * Are two byte strings of the same length equal?  Short label values are
- * compared with a few loads that may overlap, without a loop over bytes.
+ * compared with a few loads that may overlap, without a loop over bytes;
+ * longer strings (a row image's) 16 bytes a step, their differences gathered
+ * without a branch each, the last step ending at the end.  Always inlined:
+ * GCC would call it from the row path, for a few instructions' work.
  */
-static inline bool
+static pg_attribute_always_inline bool
 bytes_equal(const char *a, const char *b, int32 len)
 {
 	int32		i;
 
-	if (len >= 8)
+	if (len > 16)
 	{
-		for (i = 0; i + 8 < len; i += 8)
-			if (load8(a + i) != load8(b + i))
-				return false;
-		return load8(a + len - 8) == load8(b + len - 8);
+		uint64		difference = 0;
+
+		for (i = 0; i + 16 < len; i += 16)
+			difference |= (load8(a + i) ^ load8(b + i)) |
+				(load8(a + i + 8) ^ load8(b + i + 8));
+		difference |= (load8(a + len - 16) ^ load8(b + len - 16)) |
+			(load8(a + len - 8) ^ load8(b + len - 8));
+		return difference == 0;
 	}
+	if (len >= 8)
+		return load8(a) == load8(b) && load8(a + len - 8) == load8(b + len - 8);
 	if (len >= 4)
 		return load4(a) == load4(b) && load4(a + len - 4) == load4(b + len - 4);
 	if (len > 0)
@@ -480,7 +514,7 @@ bytes_equal(const char *a, const char *b, int32 len)
 }
 
 /* Is a row's key of a column of the given kind a value of that column? */
-static inline bool
+static pg_attribute_always_inline bool
 key_matches(PromLabelKind kind, const RowKey *key, const PromLabelValue *value)
 {
 	if (kind == PROM_LABEL_TEXT || kind == PROM_LABEL_NAME)
@@ -572,54 +606,65 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 }
 
 /*
- * Does the row hold the labels of the series of the image?  Its keys must
- * be NULL where the image's are, and its ENUM and SCALAR keys the image's
- * Datums.  Its present TEXT keys must lie as far from the first as in the
- * image and its last one's header be the image's, so that the image's
- * length ends inside the row's last value; then the bytes from the first
- * one's header to the end of the last must be the image's (equal headers:
- * equal lengths, and so equal values).  Every byte read lies between two
- * bytes of the row's values less than ROW_IMAGE_MAX apart, so on pages that
- * hold them.
+ * The bits of two of the row's Datums, from column c of the window, that
+ * differ from the image's: a TEXT key's place relative to the first present
+ * one's, an ENUM or SCALAR key's Datum, nothing of a NULL or CONST column.
+ */
+static inline DatumPair
+pair_difference(const RowImage *image, const Datum *window, int c,
+				DatumPair first)
+{
+	DatumPair	row;
+	DatumPair	expected;
+	DatumPair	compared;
+	DatumPair	relative;
+
+	memcpy(&row, window + c, sizeof(DatumPair));
+	memcpy(&expected, image->expected + c, sizeof(DatumPair));
+	memcpy(&compared, image->compared + c, sizeof(DatumPair));
+	memcpy(&relative, image->relative + c, sizeof(DatumPair));
+	return ((row - (first & relative)) & compared) ^ expected;
+}
+
+/*
+ * Does the row hold the labels of the series of the image?  Over the
+ * layout's window of columns, its keys must be NULL where the image's are,
+ * its ENUM and SCALAR keys the image's Datums and its present TEXT keys as
+ * far from the first as in the image: two columns at a time, without a
+ * branch per column.  The last one's header must be the image's, so that the
+ * image's length ends inside the row's last value; then the bytes from the
+ * first one's header to the end of the last must be the image's (equal
+ * headers: equal lengths, and so equal values).  Every byte read lies
+ * between two bytes of the row's values less than ROW_IMAGE_MAX apart, so
+ * on pages that hold them.
  */
 static inline bool
 row_matches_image(const PromLayout *layout, const Datum *values,
 				  const bool *isnull)
 {
 	const RowImage *image = &layout->image;
-	const uint16 *columns = layout->key_columns;
-	int			ntext = layout->ntext;
-	Datum		base = 0;
-	const char *first;
-	int			last;
-	int			k;
+	const Datum *window = values + layout->window_first;
+	int			width = layout->window_width;
+	Datum		first_datum = window[image->first_column];
+	DatumPair	first = {first_datum, first_datum};
+	DatumPair	difference;
+	const char *bytes;
+	int			c;
 
-	for (k = ntext; k < layout->nkeys; k++)
-	{
-		int			i = columns[k];
-
-		if (isnull[i] != image->scalar_nulls[k - ntext] ||
-			(!isnull[i] && values[i] != image->scalars[k - ntext]))
-			return false;
-	}
-	if (image->len > 0)
-		base = values[columns[image->first_text]];
-	for (k = 0; k < ntext; k++)
-	{
-		int			i = columns[k];
-		int32		offset = image->offsets[k];
-
-		/* Datums subtract as integers: the values may not share an object */
-		if (isnull[i] ? offset != ROW_IMAGE_NULL :
-			offset == ROW_IMAGE_NULL || values[i] - base != (Datum) offset)
-			return false;
-	}
+	if (!bytes_equal((const char *) (isnull + layout->window_first),
+					 (const char *) image->nulls, width))
+		return false;
+	/* Datums subtract as integers: the values may not share an object */
+	difference = pair_difference(image, window, width - 2, first);
+	for (c = 0; c < width - 2; c += 2)
+		difference |= pair_difference(image, window, c, first);
+	if ((difference[0] | difference[1]) != 0)
+		return false;
 	if (image->len == 0)
 		return true;
-	first = DatumGetPointer(base);
-	last = image->offsets[image->last_text];
-	return first[last] == image->bytes[last] &&
-		bytes_equal(first, image->bytes, image->len);
+	bytes = DatumGetPointer(first_datum);
+	return bytes[image->last_header] == image->bytes[image->last_header] &&
+		bytes_equal(bytes, image->bytes, image->len);
 }
 
 /* Rows of an image's series that it may fail to match before it is given up. */
@@ -637,8 +682,15 @@ keep_row_image(PromLayout *layout, const PromSeries *series,
 			   const Datum *values, const bool *isnull)
 {
 	RowImage   *image = &layout->image;
+	/* read once: the compiler must assume that the stores change them */
 	const uint16 *columns = layout->key_columns;
+	int			window_first = layout->window_first;
 	int			ntext = layout->ntext;
+	int			nkeys = layout->nkeys;
+	bool	   *nulls = image->nulls;
+	Datum	   *expected = image->expected;
+	Datum	   *compared = image->compared;
+	int			first_column = -1;
 	Datum		first = 0;
 	Datum		end = 0;
 	int			k;
@@ -648,37 +700,39 @@ keep_row_image(PromLayout *layout, const PromSeries *series,
 	image->series = NULL;
 	if (!image->kept)
 		return;
-	image->first_text = -1;
-	for (k = 0; k < ntext; k++)
+	for (k = 0; k < nkeys; k++)
 	{
 		int			i = columns[k];
+		int			c = i - window_first;
 		const char *value = DatumGetPointer(values[i]);
 
-		image->offsets[k] = ROW_IMAGE_NULL;
+		/* a NULL key compares no bits of its Datum */
+		nulls[c] = isnull[i];
+		compared[c] = isnull[i] ? 0 : ~(Datum) 0;
 		if (isnull[i])
-			continue;
-		if (!VARATT_IS_SHORT(value) || VARATT_IS_EXTERNAL(value))
-			return;
-		if (image->first_text < 0)
+			expected[c] = 0;
+		else if (k >= ntext)
+			expected[c] = values[i];
+		else
 		{
-			image->first_text = k;
-			first = end = values[i];
+			if (!VARATT_IS_SHORT(value) || VARATT_IS_EXTERNAL(value))
+				return;
+			if (first_column < 0)
+			{
+				first_column = c;
+				first = end = values[i];
+			}
+			else if (values[i] < end)
+				return;
+			end = values[i] + VARSIZE_SHORT(value);
+			if (end - first > ROW_IMAGE_MAX)
+				return;
+			expected[c] = values[i] - first;
+			image->last_header = values[i] - first;
 		}
-		else if (values[i] < end)
-			return;
-		end = values[i] + VARSIZE_SHORT(value);
-		if (end - first > ROW_IMAGE_MAX)
-			return;
-		image->offsets[k] = values[i] - first;
-		image->last_text = k;
 	}
-	for (; k < layout->nkeys; k++)
-	{
-		int			i = columns[k];
-
-		image->scalar_nulls[k - ntext] = isnull[i];
-		image->scalars[k - ntext] = isnull[i] ? (Datum) 0 : values[i];
-	}
+	/* without a present TEXT key, the first column's Datum is masked off */
+	image->first_column = Max(first_column, 0);
 	image->len = end - first;
 	if (image->len > 0)
 		memcpy(image->bytes, DatumGetPointer(first), image->len);
@@ -1744,9 +1798,23 @@ hold_row(PromSeriesSet *set, PromLayout *layout, PromSeries *previous,
 	return true;
 }
 
+/* Free what detoasting the row's keys took, if it took anything. */
+static inline void
+reset_row_context(PromSeriesSet *set)
+{
+	if (unlikely(set->row_context_used))
+	{
+		MemoryContextReset(set->row_context);
+		set->row_context_used = false;
+	}
+}
+
 /*
- * Add one row: its label values (in layout order, NULL allowed) and its
- * sample.  This is the per-row path; see the file header.
+ * Add one row: its label values (in layout order, NULL allowed; values and
+ * isnull have room for two columns at least, the width of a row image's
+ * window) and its sample.  This is the per-row path; see the file header.
+ * Its callers check for interrupts: the executor between rows, the
+ * aggregate's combining of states between samples.
  *
  * It begins a page of code of its own: the same instructions at other
  * offsets took up to a third longer a row when series interleave (a load of
@@ -1761,13 +1829,11 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 	PromSeries *series = previous;
 
 	Assert(!set->finished);
-	CHECK_FOR_INTERRUPTS();
-
-	if (unlikely(++set->nsamples > promread_max_samples))
+	if (unlikely(++set->nsamples > set->max_samples))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("query exceeded the sample limit of %d samples",
-						promread_max_samples),
+				 errmsg("query exceeded the sample limit of " INT64_FORMAT " samples",
+						set->max_samples),
 				 errhint("Select fewer series or a shorter time range, or raise \"promread.max_samples\".")));
 
 	/* is it a row of the series of the row before, by image or by keys? */
@@ -1789,7 +1855,10 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 				uint32		number;
 
 				if (hold_row(set, layout, previous, t, v))
-					goto row_done;
+				{
+					reset_row_context(set);
+					return;
+				}
 				if (set->holding != NULL)
 					previous = release_held(set);
 				number = series_of_keys(set, layout, values, isnull, t);
@@ -1800,6 +1869,8 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 			}
 			set->last = series;
 		}
+		/* the row's keys are read: detoasted ones are not needed now */
+		reset_row_context(set);
 	}
 
 	append_sample(set, series,
@@ -1807,13 +1878,6 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 				  sample_is_late(series, t),
 				  t, v);
 	set->last_t = t;
-
-row_done:
-	if (unlikely(set->row_context_used))
-	{
-		MemoryContextReset(set->row_context);
-		set->row_context_used = false;
-	}
 }
 
 /*

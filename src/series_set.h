@@ -106,28 +106,36 @@ typedef struct ValueTable
 #define ROW_IMAGE_MAX		512
 
 /*
- * The keys of one row of a series as they lay in the row: which are NULL,
- * the bytes from the first present TEXT key's varlena header to the end of
- * the last present one, gaps included, and the Datums of the ENUM and
- * SCALAR keys.  See group.c.
+ * Two Datums compared at once: GCC's and Clang's vector type, which becomes
+ * one SSE2 register on x86-64 (and two scalars where there is none).
+ */
+typedef uint64 DatumPair __attribute__((vector_size(2 * sizeof(Datum))));
+
+/*
+ * The keys of one row of a series as they lay in the row, over the layout's
+ * window of columns (from its first key column, at least two columns): which
+ * are NULL; for each column the Datum expected, the bits of the row's Datum
+ * that must equal it (none for a NULL or a CONST column) and whether the
+ * Datum is taken relative to the first present TEXT key's (a TEXT key's
+ * place) or as it is (an ENUM or SCALAR key); and the bytes from the first
+ * present TEXT key's varlena header to the end of the last present one, gaps
+ * included.  See group.c.
  */
 typedef struct RowImage
 {
 	const struct PromSeries *series;	/* whose row it is; NULL: none */
 	bool		kept;			/* does the layout keep images? */
 	uint32		misses;			/* rows of its series it did not match */
-	int			first_text;		/* the first and last present TEXT keys */
-	int			last_text;
-	int32	   *offsets;		/* of each TEXT key's header from the first
-								 * present one's; ROW_IMAGE_NULL: NULL */
+	int			first_column;	/* the window's column of the first present
+								 * TEXT key; 0 without one */
+	int32		last_header;	/* the offset of the last one's header */
 	int32		len;			/* of bytes; 0 when no TEXT key is present */
 	char	   *bytes;			/* ROW_IMAGE_MAX bytes */
-	Datum	   *scalars;		/* of each ENUM and SCALAR key */
-	bool	   *scalar_nulls;	/* is that key NULL? */
+	Datum	   *expected;		/* by column of the window */
+	Datum	   *compared;		/* all bits, or none */
+	Datum	   *relative;		/* all bits (a TEXT key's place), or none */
+	bool	   *nulls;
 } RowImage;
-
-/* The offset of a TEXT key that is NULL in an image. */
-#define ROW_IMAGE_NULL		(-1)
 
 /* Rows a layout holds to look up together (group.c). */
 typedef struct HeldRows HeldRows;
@@ -165,6 +173,9 @@ struct PromLayout
 	PromLabelValue **row_values;	/* and the shared values they are, once
 									 * looked up (NULL: a column whose values
 									 * are not looked up) */
+	int			window_first;	/* the columns of row images: from the first
+								 * key column, at least two */
+	int			window_width;
 	RowImage	image;			/* a row of the previous row's series, when
 								 * no key is NAME or BINARY */
 	ValueTable *values;			/* distinct values, by column */
@@ -210,6 +221,7 @@ struct PromSeriesSet
 	PromSeries *last;			/* series of the previous row */
 	int64		last_t;			/* and the time of its sample */
 	int64		nsamples;
+	int64		max_samples;	/* promread.max_samples when it was made */
 	PromSeries **unsorted;		/* series whose samples need sorting */
 	int			nunsorted;
 	int			unsorted_capacity;

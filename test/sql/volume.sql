@@ -217,10 +217,31 @@ INSERT INTO image_scalars
 SELECT prom_register('image_scalars', label_columns => '{env,n}');
 SELECT labels, value FROM prom_series('image_scalars', '2024-01-01', '2024-01-02');
 
+-- an image over text, enum and integer labels in one row, the text ones not
+-- side by side (an enum between them): series that differ in the enum only,
+-- in the integer only, in the second text only, and by a NULL second text
+CREATE TABLE image_mixed (t timestamptz, host text, env volume_env, dc text,
+	n int, v float8);
+INSERT INTO image_mixed
+	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds', 'a',
+		(enum_range(NULL::volume_env))[1 + (s = 1)::int],
+		CASE WHEN s = 4 THEN NULL WHEN s = 3 THEN 'xy' ELSE 'xx' END,
+		CASE WHEN s = 2 THEN 8 ELSE 7 END, s * 10 + k
+	FROM generate_series(0, 4) s, generate_series(1, 3) k ORDER BY s, k;
+SELECT prom_register('image_mixed');
+SELECT labels, value FROM prom_series('image_mixed', '2024-01-01', '2024-01-02');
+
+-- the aggregate with one label: its image's window reaches past the label
+SELECT prom_read_response_json(prom_read_response_agg(t, v, 'host', host
+	ORDER BY t))
+FROM (SELECT '2024-01-01'::timestamptz + k * interval '15 seconds' AS t,
+		CASE WHEN k <= 3 THEN 'a' WHEN k <= 5 THEN 'b' END AS host, k AS v
+	  FROM generate_series(1, 7) k) r;
+
 DROP FUNCTION stale_check, shares_estimate, shares_check;
 DROP PROCEDURE shares_come_back;
 DROP VIEW expected;
 DROP VIEW image_ab, image_gap;
 DROP TABLE vol, stale, shares, runs, image_a, image_b, image_gap_rows,
-	image_scalars, image_nulls;
+	image_scalars, image_nulls, image_mixed;
 DROP TYPE volume_env;
