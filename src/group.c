@@ -1476,6 +1476,9 @@ series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	return number;
 }
 
+static inline void store_sample(PromSeries *series, PromSampleBlock *block,
+								int64 base, int64 t, double v);
+
 /* Append a sample to a series; late: not after the one appended last. */
 static inline void
 append_sample(PromSeriesSet *set, PromSeries *series, bool late, int64 t,
@@ -1491,6 +1494,14 @@ append_sample(PromSeriesSet *set, PromSeries *series, bool late, int64 t,
 		block = grow_samples(set, series, t);
 		base = PromBlockBase(series, block);
 	}
+	store_sample(series, block, base, t, v);
+}
+
+/* Store a sample in a series' last block, which has room for it. */
+static inline void
+store_sample(PromSeries *series, PromSampleBlock *block, int64 base, int64 t,
+			 double v)
+{
 	PromBlockStore(block, base, block->count, t, v);
 
 	/*
@@ -1810,25 +1821,16 @@ reset_row_context(PromSeriesSet *set)
 }
 
 /*
- * Add one row: its label values (in layout order, NULL allowed; values and
- * isnull have room for two columns at least, the width of a row image's
- * window) and its sample.  This is the per-row path; see the file header.
- * Its callers check for interrupts: the executor between rows, the
- * aggregate's combining of states between samples.
- *
- * It begins a page of code of its own: the same instructions at other
- * offsets took up to a third longer a row when series interleave (a load of
- * the series' last sample waiting far longer; bench/RESULTS.md), and there
- * a change elsewhere in the library does not move it.
+ * Add a row that the usual row's path did not (PromSeriesSetAdd); matched:
+ * its image matched, but its sample did not fit that path.
  */
-pg_attribute_aligned(4096) void
-PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
-				 const Datum *values, const bool *isnull, int64 t, double v)
+static pg_noinline void
+add_row(PromSeriesSet *set, PromLayout *layout, const Datum *values,
+		const bool *isnull, int64 t, double v, bool matched)
 {
 	PromSeries *previous = set->last;
 	PromSeries *series = previous;
 
-	Assert(!set->finished);
 	if (unlikely(++set->nsamples > set->max_samples))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -1836,9 +1838,8 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 						set->max_samples),
 				 errhint("Select fewer series or a shorter time range, or raise \"promread.max_samples\".")));
 
-	/* is it a row of the series of the row before, by image or by keys? */
-	if (previous == NULL || layout->image.series != previous ||
-		!row_matches_image(layout, values, isnull))
+	/* is it a row of the series of the row before, by keys? */
+	if (!matched)
 	{
 		if (read_row_keys(set, layout, values, isnull, previous))
 		{
@@ -1878,6 +1879,50 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 				  sample_is_late(series, t),
 				  t, v);
 	set->last_t = t;
+}
+
+/*
+ * Add one row: its label values (in layout order, NULL allowed; values and
+ * isnull have room for two columns at least, the width of a row image's
+ * window) and its sample.  This is the per-row path; see the file header.
+ * Its callers check for interrupts: the executor between rows, the
+ * aggregate's combining of states between samples.
+ *
+ * The usual row, of the series of the row before by its image, its sample
+ * later than that row's and with room in the series' last block, is added
+ * here; any other goes to add_row, called last, so that this path needs no
+ * frame of its own and saves no registers.
+ *
+ * It begins a page of code of its own: the same instructions at other
+ * offsets took up to a third longer a row when series interleave (a load of
+ * the series' last sample waiting far longer; bench/RESULTS.md), and there
+ * a change elsewhere in the library does not move it.
+ */
+pg_attribute_aligned(4096) void
+PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
+				 const Datum *values, const bool *isnull, int64 t, double v)
+{
+	PromSeries *series = set->last;
+	bool		matched;
+
+	Assert(!set->finished);
+	matched = series != NULL && layout->image.series == series &&
+		set->nsamples < set->max_samples &&
+		row_matches_image(layout, values, isnull);
+	if (likely(matched) && t > set->last_t)
+	{
+		PromSampleBlock *block = series->tail;
+		int64		base = PromBlockBase(series, block);
+
+		if (likely(block->count < block->capacity && PromBaseHolds(base, t)))
+		{
+			set->nsamples++;
+			store_sample(series, block, base, t, v);
+			set->last_t = t;
+			return;
+		}
+	}
+	add_row(set, layout, values, isnull, t, v, matched);
 }
 
 /*
