@@ -462,13 +462,22 @@ borrow_varlena(PromSeriesSet *set, Datum datum, int32 *len)
 	return VARDATA_ANY(v);
 }
 
-/* Load 8 or 4 bytes from any address. */
+/* Load 8, 16 or 4 bytes from any address. */
 static inline uint64
 load8(const char *p)
 {
 	uint64		x;
 
 	memcpy(&x, p, 8);
+	return x;
+}
+
+static inline DatumPair
+load16(const char *p)
+{
+	DatumPair	x;
+
+	memcpy(&x, p, 16);
 	return x;
 }
 
@@ -484,8 +493,9 @@ load4(const char *p)
 /*
  * Are two byte strings of the same length equal?  Short label values are
  * compared with a few loads that may overlap, without a loop over bytes;
- * longer strings (a row image's) 16 bytes a step, their differences gathered
- * without a branch each, the last step ending at the end.  Always inlined:
+ * longer strings (a row image's) 16 bytes a step in a vector register, their
+ * differences gathered without a branch each, the last step ending at the
+ * end.  Always inlined:
  * GCC would call it from the row path, for a few instructions' work.
  */
 static pg_attribute_always_inline bool
@@ -495,14 +505,11 @@ bytes_equal(const char *a, const char *b, int32 len)
 
 	if (len > 16)
 	{
-		uint64		difference = 0;
+		DatumPair	difference = load16(a + len - 16) ^ load16(b + len - 16);
 
 		for (i = 0; i + 16 < len; i += 16)
-			difference |= (load8(a + i) ^ load8(b + i)) |
-				(load8(a + i + 8) ^ load8(b + i + 8));
-		difference |= (load8(a + len - 16) ^ load8(b + len - 16)) |
-			(load8(a + len - 8) ^ load8(b + len - 8));
-		return difference == 0;
+			difference |= load16(a + i) ^ load16(b + i);
+		return (difference[0] | difference[1]) == 0;
 	}
 	if (len >= 8)
 		return load8(a) == load8(b) && load8(a + len - 8) == load8(b + len - 8);
