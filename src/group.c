@@ -64,7 +64,10 @@
  * into the per-row path (nor is growing a series' samples): inlined, they
  * made it nearly twice the code, with a larger frame and a stack-protector
  * check on every row (GCC guards a function with a local array, and hashing a
- * value has one), for work done once a series.
+ * value has one), for work done once a series.  Likewise the usual row (its
+ * image matched, its sample after the row before's and with room in its
+ * block) is added by PromSeriesSetAdd alone, which calls nothing; every other
+ * row by add_row, which it calls last.
  *
  * While no guesses are made, such rows are mostly of series met long before,
  * at random places of memory, and each would wait for its slot, then for its
