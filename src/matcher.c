@@ -36,7 +36,11 @@ PromMatchTypeOperator(PromMatchType type)
 
 /*
  * Is the string valid UTF-8?  Unlike PostgreSQL's own check this accepts
- * NUL, which is valid UTF-8 and may appear in Prometheus strings.
+ * NUL, which is valid UTF-8 and may appear in Prometheus strings.  An ASCII
+ * string of 8 bytes or more, what labels mostly are, is recognized by its
+ * 8-byte words, the last one ending at its end (a label value is checked
+ * once, when a series is the first to have it); other strings are checked
+ * character by character.
  */
 bool
 PromIsValidUtf8(const char *s, int len)
@@ -44,6 +48,21 @@ PromIsValidUtf8(const char *s, int len)
 	const unsigned char *p = (const unsigned char *) s;
 	const unsigned char *end = p + len;
 
+	if (len >= 8)
+	{
+		uint64		bits = 0;
+		uint64		word;
+		int			i;
+
+		for (i = 0; i + 8 < len; i += 8)
+		{
+			memcpy(&word, s + i, 8);
+			bits |= word;
+		}
+		memcpy(&word, s + len - 8, 8);
+		if (((bits | word) & UINT64CONST(0x8080808080808080)) == 0)
+			return true;
+	}
 	while (p < end)
 	{
 		int			charlen;

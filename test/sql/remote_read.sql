@@ -255,6 +255,15 @@ SELECT try_read(snappy_literal('\xff'));
 -- invalid UTF-8 in a value and in a name
 SELECT try_read(snappy_literal('\x0a0a10011a0612016a1a01ff'));
 SELECT try_read(snappy_literal('\x0a0a10011a061201ff1a0162'));
+-- and in or after 8 bytes (ASCII is checked a word at a time): 0xff at each
+-- place of 9, a surrogate after 10; two-byte characters in and after them
+-- are valid
+SELECT pos, try_read(snappy_literal('\x0a1210011a0e12016a1a09'::bytea ||
+	overlay('\x616263646566676869'::bytea PLACING '\xff' FROM pos + 1 FOR 1)))
+FROM generate_series(0, 8) pos;
+SELECT try_read(snappy_literal('\x0a1610011a1212016a1a0d6162636465666768696aeda080'));
+SELECT try_read(snappy_literal('\x0a1310011a0f12016a1a0a6162636465666768c3a9'));
+SELECT try_read(snappy_literal('\x0a1210011a0e12016a1a096162c3a96465666768'));
 -- an unrecognized matcher type; a query ending before it starts
 SELECT try_read(snappy_literal('\x0a0c10011a0808071201611a0162'));
 SELECT try_read(snappy_literal('\x0a0c080210011a0612016a1a0162'));
