@@ -703,6 +703,7 @@ keep_row_image(PromLayout *layout, const PromSeries *series,
 	int			first_column = -1;
 	Datum		first = 0;
 	Datum		end = 0;
+	Datum		last = 0;
 	int			k;
 
 	if (image->series == series && ++image->misses > ROW_IMAGE_MISSES)
@@ -714,15 +715,17 @@ keep_row_image(PromLayout *layout, const PromSeries *series,
 	{
 		int			i = columns[k];
 		int			c = i - window_first;
-		const char *value = DatumGetPointer(values[i]);
+		bool		null = isnull[i];
+		Datum		datum = values[i];
+		const char *value = DatumGetPointer(datum);
 
 		/* a NULL key compares no bits of its Datum */
-		nulls[c] = isnull[i];
-		compared[c] = isnull[i] ? 0 : ~(Datum) 0;
-		if (isnull[i])
+		nulls[c] = null;
+		compared[c] = null ? 0 : ~(Datum) 0;
+		if (null)
 			expected[c] = 0;
 		else if (k >= ntext)
-			expected[c] = values[i];
+			expected[c] = datum;
 		else
 		{
 			if (!VARATT_IS_SHORT(value) || VARATT_IS_EXTERNAL(value))
@@ -730,19 +733,20 @@ keep_row_image(PromLayout *layout, const PromSeries *series,
 			if (first_column < 0)
 			{
 				first_column = c;
-				first = end = values[i];
+				first = end = datum;
 			}
-			else if (values[i] < end)
+			else if (datum < end)
 				return;
-			end = values[i] + VARSIZE_SHORT(value);
+			end = datum + VARSIZE_SHORT(value);
 			if (end - first > ROW_IMAGE_MAX)
 				return;
-			expected[c] = values[i] - first;
-			image->last_header = values[i] - first;
+			expected[c] = datum - first;
+			last = datum;
 		}
 	}
 	/* without a present TEXT key, the first column's Datum is masked off */
 	image->first_column = Max(first_column, 0);
+	image->last_header = last - first;
 	image->len = end - first;
 	if (image->len > 0)
 		memcpy(image->bytes, DatumGetPointer(first), image->len);
