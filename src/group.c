@@ -30,10 +30,11 @@
  * over the layout's window of columns (its key columns, at least two), two
  * at a time in a vector register, each column's expected Datum, the bits of
  * it that count (none for a NULL key) and whether it is a place, relative to
- * the first TEXT key's, kept in the image: no branch per label.  An image is taken from the row that
- * makes a series after a series of several rows (so not while interleaving
- * series are met first), and from a row that a full comparison finds to
- * belong to the series of the row before, of short inline values only; a
+ * the first TEXT key's, kept in the image: no branch per label.  An image is
+ * taken from the row that makes a series after a series of several rows
+ * (so not while interleaving series are met first), and from a row that a
+ * full comparison finds to belong to the series of the row before, of short
+ * inline values only; a
  * layout whose images keep failing to match (a column that changes on every
  * row lies between two labels) stops taking them, and a layout with name or
  * other by-reference labels takes none.  The full comparison reads every key
@@ -498,8 +499,8 @@ load4(const char *p)
  * compared with a few loads that may overlap, without a loop over bytes;
  * longer strings (a row image's) 16 bytes a step in a vector register, their
  * differences gathered without a branch each, the last step ending at the
- * end.  Always inlined:
- * GCC would call it from the row path, for a few instructions' work.
+ * end.  Always inlined: GCC would call it from the row path, for a few
+ * instructions' work.
  */
 static pg_attribute_always_inline bool
 bytes_equal(const char *a, const char *b, int32 len)
@@ -618,7 +619,8 @@ read_row_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 /*
  * The bits of two of the row's Datums, from column c of the window, that
  * differ from the image's: a TEXT key's place relative to the first present
- * one's, an ENUM or SCALAR key's Datum, nothing of a NULL or CONST column.
+ * one's, an ENUM or SCALAR key's Datum, nothing of a NULL key or of a column
+ * that is not a key.
  */
 static inline DatumPair
 pair_difference(const RowImage *image, const Datum *window, int c,
@@ -1898,14 +1900,16 @@ add_row(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 /*
  * Add one row: its label values (in layout order, NULL allowed; values and
  * isnull have room for two columns at least, the width of a row image's
- * window) and its sample.  This is the per-row path; see the file header.
+ * window, whose columns that are not keys must not be NULL for the image to
+ * match) and its sample.  This is the per-row path; see the file header.
  * Its callers check for interrupts: the executor between rows, the
  * aggregate's combining of states between samples.
  *
  * The usual row, of the series of the row before by its image, its sample
  * later than that row's and with room in the series' last block, is added
- * here; any other goes to add_row, called last, so that this path needs no
- * frame of its own and saves no registers.
+ * here; any other goes to add_row, called last (a jump), so that this path
+ * saves registers only once the row's series and room for its sample are
+ * checked, and keeps no arguments on the stack.
  *
  * It begins a page of code of its own: the same instructions at other
  * offsets took up to a third longer a row when series interleave (a load of

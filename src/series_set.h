@@ -106,17 +106,18 @@ typedef struct ValueTable
 #define ROW_IMAGE_MAX		512
 
 /*
- * Two Datums compared at once: GCC's and Clang's vector type, which becomes
- * one SSE2 register on x86-64 (and two scalars where there is none).
+ * Two Datums, or 16 bytes, compared at once: GCC's and Clang's vector type,
+ * which becomes one SSE2 register on x86-64 (and two scalars where there is
+ * none).
  */
 typedef uint64 DatumPair __attribute__((vector_size(2 * sizeof(Datum))));
 
 /*
  * The keys of one row of a series as they lay in the row, over the layout's
- * window of columns (from its first key column, at least two columns): which
- * are NULL; for each column the Datum expected, the bits of the row's Datum
- * that must equal it (none for a NULL or a CONST column) and whether the
- * Datum is taken relative to the first present TEXT key's (a TEXT key's
+ * window of columns (its key columns, at least two): which are NULL; for
+ * each column the Datum expected, the bits of the row's Datum that must
+ * equal it (none for a NULL key or a column that is not a key) and whether
+ * the Datum is taken relative to the first present TEXT key's (a TEXT key's
  * place) or as it is (an ENUM or SCALAR key); and the bytes from the first
  * present TEXT key's varlena header to the end of the last present one, gaps
  * included.  See group.c.
@@ -173,8 +174,9 @@ struct PromLayout
 	PromLabelValue **row_values;	/* and the shared values they are, once
 									 * looked up (NULL: a column whose values
 									 * are not looked up) */
-	int			window_first;	/* the columns of row images: from the first
-								 * key column, at least two */
+	int			window_first;	/* the columns of row images: the key columns,
+								 * at least two (one before the first when
+								 * that is the last column) */
 	int			window_width;
 	RowImage	image;			/* a row of the previous row's series, when
 								 * no key is NAME or BINARY */
