@@ -33,14 +33,68 @@
 #define SAMPLE_TIME_FIELD	2
 
 /*
+ * A time's tag and varint as one word (wire_varint_word), for times below
+ * 2^49 ms (the year 19800), whose varint has at most 7 bytes: the tag is
+ * byte 0.  A time of 2^28 ms (three days after 1970) or over has a varint
+ * of its 4 low 7-bit groups, each marked as continued, followed by the
+ * varint of its higher bits, which the times of a block of samples share
+ * (they change every 3.1 days): the word of those is made once, and each
+ * sample's spreads only its 28 low bits, by constants that fit in the
+ * instructions.
+ */
+#define TIME_LOW_BITS		28
+#define TIME_HIGH_LIMIT		(UINT64CONST(1) << (49 - TIME_LOW_BITS))
+
+typedef struct TimeFieldHigh
+{
+	uint64		high;			/* the time's bits above the low 28; none
+								 * matches PG_UINT64_MAX */
+	uint64		word;			/* the tag, the continuation bits of the low
+								 * groups and the varint of high */
+	int			size;			/* of the time's varint */
+} TimeFieldHigh;
+
+/* Make the high part of the time field of times of the given high bits. */
+static void
+set_time_field_high(TimeFieldHigh *cached, uint64 high)
+{
+	int			high_size = wire_varint_size(high);
+
+	Assert(high > 0 && high < TIME_HIGH_LIMIT);
+	cached->high = high;
+	cached->word = (wire_varint_word(high, high_size) << 40) |
+		(UINT64CONST(0x80808080) << 8) |
+		WIRE_TAG(SAMPLE_TIME_FIELD, WIRE_VARINT);
+	cached->size = 4 + high_size;
+}
+
+/* The time field's word for a time whose high bits are those cached. */
+static inline uint64
+time_field_word(const TimeFieldHigh *cached, uint64 t)
+{
+	uint32		x = (uint32) t & 0x0FFFFFFF;
+
+	x = (x & 0x3FFF) | ((x & 0x0FFFC000) << 2);
+	x = (x & 0x007F007F) | ((x & 0x3F803F80) << 1);
+	return cached->word | ((uint64) x << 8);
+}
+
+/*
  * Write n samples of a block from the given one as repeated Sample fields;
  * returns the end.  Each may take WIRE_SAMPLE_FIELD_MAX bytes, written or
- * not (a time's varint is one 8-byte store).
+ * not.
+ *
+ * The usual sample, at a time of 2^28 ms or over and below 2^49 ms, is
+ * written by five stores whatever its value: its field's tag and length,
+ * the value's tag and bits, and then, one byte on or nine (over the value's
+ * field when its bits are all zero), the time's field as one word.  Any
+ * other is written field by field.
  */
 static char *
 put_samples(char *p, const PromSampleBlock *block, int64 base, uint32 from,
 			uint32 n)
 {
+	TimeFieldHigh cached = {PG_UINT64_MAX, 0, 0};
 	uint32		i;
 
 	for (i = from; i < from + n; i++)
@@ -48,9 +102,23 @@ put_samples(char *p, const PromSampleBlock *block, int64 base, uint32 from,
 		PromSample	sample = PromBlockSample(block, base, i);
 		uint64		bits = wire_double_bits(sample.v);
 		uint64		t = (uint64) sample.t;
-		int			t_size = wire_varint_size(t);
+		uint64		high = t >> TIME_LOW_BITS;
+		int			value_size = bits != 0 ? 9 : 0;
 
 		PromPrefetchSamples(block->samples, i, block->count);
+		if (unlikely(high != cached.high) && high - 1 < TIME_HIGH_LIMIT - 1)
+			set_time_field_high(&cached, high);
+		if (likely(high == cached.high))
+		{
+			p[0] = (char) WIRE_TAG(SAMPLES_FIELD, WIRE_LEN);
+			p[1] = (char) (value_size + 1 + cached.size);
+			p[2] = (char) WIRE_TAG(SAMPLE_VALUE_FIELD, WIRE_FIXED64);
+			(void) wire_put_fixed64(p + 3, bits);
+			p += 2 + value_size;
+			(void) wire_put_fixed64(p, time_field_word(&cached, t));
+			p += 1 + cached.size;
+			continue;
+		}
 		*p++ = (char) WIRE_TAG(SAMPLES_FIELD, WIRE_LEN);
 		*p++ = (char) wire_sample_size(sample.t, sample.v);
 		if (bits != 0)
@@ -61,11 +129,7 @@ put_samples(char *p, const PromSampleBlock *block, int64 base, uint32 from,
 		if (t != 0)
 		{
 			*p++ = (char) WIRE_TAG(SAMPLE_TIME_FIELD, WIRE_VARINT);
-			/* times before 1970 or after the year 2^56 ms holds take 9-10 */
-			if (likely(t < (UINT64CONST(1) << 56)))
-				p = wire_put_varint56(p, t, t_size);
-			else
-				p = wire_put_varint(p, t);
+			p = wire_put_varint(p, t);
 		}
 	}
 	return p;

@@ -107,16 +107,15 @@ wire_put_fixed64(char *p, uint64 value)
 }
 
 /*
- * Write the varint of a value below 2^56, of size bytes (its
- * wire_varint_size), by one 8-byte store: its 7-bit groups spread into
- * bytes by three shift-and-mask steps, the continuation bits set on all
- * but the last byte.  This writes 8 bytes from p whatever its size (room
- * the caller has), where the loop of wire_put_varint takes a branch per
- * byte (six for a time in milliseconds of this century); returns the
- * position after the varint.
+ * The varint of a value below 2^56, of size bytes (its wire_varint_size),
+ * as the word whose bytes, from the lowest, are the varint's (bytes past it
+ * hold no meaning): its 7-bit groups spread into bytes by three
+ * shift-and-mask steps, the continuation bits set on all but the last byte.
+ * One 8-byte store writes it, where the loop of wire_put_varint takes a
+ * branch per byte (six for a time in milliseconds of this century).
  */
-static inline char *
-wire_put_varint56(char *p, uint64 value, int size)
+static inline uint64
+wire_varint_word(uint64 value, int size)
 {
 	uint64		x = value;
 
@@ -127,10 +126,8 @@ wire_put_varint56(char *p, uint64 value, int size)
 		((x & UINT64CONST(0x0FFFC0000FFFC000)) << 2);
 	x = (x & UINT64CONST(0x007F007F007F007F)) |
 		((x & UINT64CONST(0x3F803F803F803F80)) << 1);
-	x |= UINT64CONST(0x8080808080808080) &
-		((UINT64CONST(1) << (8 * (size - 1))) - 1);
-	(void) wire_put_fixed64(p, x);
-	return p + size;
+	return x | (UINT64CONST(0x8080808080808080) &
+				((UINT64CONST(1) << (8 * (size - 1))) - 1));
 }
 
 /*
