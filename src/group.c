@@ -131,9 +131,10 @@
  * of the row before is compared with that row's time, which the set keeps,
  * rather than with its block's last sample) and adds up the bytes of its
  * message in a SAMPLES response (its labels' when it is made, each sample's
- * while the sample is at hand; in 32 bits, counting no further than
+ * but its time's while the sample is at hand, its times' per block when the
+ * set is finished; in 32 bits, counting no further than
  * PROM_MESSAGE_BYTES_MAX, which no response holds), so that the response is
- * sized without reading the series again.  Finishing (order.c) sorts the
+ * sized without reading the samples again.  Finishing (order.c) sorts the
  * series once.
  *
  *-------------------------------------------------------------------------
@@ -1533,7 +1534,40 @@ store_sample(PromSeries *series, PromSampleBlock *block, int64 base, int64 t,
 					   PROM_CACHE_LINE, 1);
 	block->count++;
 	series->nsamples++;
-	series->message_bytes += WIRE_SAMPLE_FIELD_SIZE(t, v);
+	/* its time's bytes are counted when the set is finished */
+	series->message_bytes += WIRE_SAMPLE_HEADER_SIZE + wire_sample_value_size(v);
+}
+
+/*
+ * Add the bytes of a series' sample times to its message size, when its set
+ * is finished (order.c): as it is stored, a sample counts the rest of its
+ * field (store_sample), not its time's varint, whose size is one for all the
+ * times a block can hold but near the ends of varint sizes (in 1970 and
+ * 1971, in 2109) or about time 0: those of such a block count one by one.
+ */
+void
+PromSeriesCountTimes(PromSeriesSet *set, PromSeries *series)
+{
+	const PromSampleBlock *block;
+	Size		bytes = series->message_bytes;
+
+	for (block = PromSeriesHead(series); block != NULL;
+		 block = PromSeriesNextBlock(series, block))
+	{
+		int64		base = PromBlockBase(series, block);
+		uint64		first = (uint64) base - (UINT64CONST(1) << 31);
+		uint64		last = (uint64) base + ((UINT64CONST(1) << 31) - 1);
+		uint32		j;
+
+		/* times from first to last, not wrapping past 0 nor holding it */
+		if (first - 1 < last &&
+			wire_varint_size(first) == wire_varint_size(last))
+			bytes += (Size) block->count * wire_sample_time_size((int64) first);
+		else
+			for (j = 0; j < block->count; j++)
+				bytes += wire_sample_time_size(PromBlockTime(block, base, j));
+	}
+	series->message_bytes = message_bytes_counted(bytes);
 }
 
 /*

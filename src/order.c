@@ -177,8 +177,8 @@ prefetch_series_values(const PromSeriesSet *set, int i)
  * values made without a lookup in their column's table are gathered too;
  * and make each series' row of ordinals, 0 where a label is absent.  This
  * is the one pass over the series, in the order they were made, which is
- * the order of their memory, so their bytes in a response are added up here
- * too.
+ * the order of their memory, so their bytes in a response are completed
+ * (their samples' times) and added up here too.
  */
 static void
 gather_values(PromSeriesSet *set, NameValues *names, int nnames,
@@ -207,12 +207,13 @@ gather_values(PromSeriesSet *set, NameValues *names, int nnames,
 	set->result_bytes = 0;
 	for (i = 0; i < set->nseries; i++)
 	{
-		const PromSeries *series = set->series[i];
+		PromSeries *series = set->series[i];
 		const PromLayout *row_layout = series_layout(set, series);
 		uint32	   *row = rows + (Size) i * nnames;
 		int			c;
 
 		prefetch_series_values(set, i);
+		PromSeriesCountTimes(set, series);
 		set->result_bytes += series_field_bytes(series);
 		memset(row, 0, sizeof(uint32) * nnames);
 		for (c = 0; c < row_layout->ncolumns; c++)

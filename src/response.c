@@ -103,7 +103,7 @@ put_samples(char *p, const PromSampleBlock *block, int64 base, uint32 from,
 		uint64		bits = wire_double_bits(sample.v);
 		uint64		t = (uint64) sample.t;
 		uint64		high = t >> TIME_LOW_BITS;
-		int			value_size = bits != 0 ? 9 : 0;
+		int			value_size = wire_sample_value_size(sample.v);
 
 		PromPrefetchSamples(block->samples, i, block->count);
 		if (unlikely(high != cached.high) && high - 1 < TIME_HIGH_LIMIT - 1)

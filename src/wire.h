@@ -66,21 +66,38 @@ wire_varint_size(uint64 value)
 }
 
 /*
- * Bytes of a Sample message of a SAMPLES response: the value's field unless
- * its bits are all zero (+0.0), the time's unless it is 0 (at most 20).
+ * Bytes of a Sample's value field in a SAMPLES response: none when its bits
+ * are all zero (+0.0).
  */
+static inline int
+wire_sample_value_size(double v)
+{
+	return wire_double_bits(v) != 0 ? 9 : 0;
+}
+
+/* Bytes of a Sample's time field: none for 0. */
+static inline int
+wire_sample_time_size(int64 t)
+{
+	return t != 0 ? 1 + wire_varint_size((uint64) t) : 0;
+}
+
+/* Bytes of a Sample message: its value's field and its time's (at most 20). */
 static inline int
 wire_sample_size(int64 t, double v)
 {
-	return (wire_double_bits(v) != 0 ? 9 : 0) +
-		(t != 0 ? 1 + wire_varint_size((uint64) t) : 0);
+	return wire_sample_value_size(v) + wire_sample_time_size(t);
 }
 
+/* Bytes of a Sample field's tag and length (its message is below 128). */
+#define WIRE_SAMPLE_HEADER_SIZE		2
+
 /* Bytes of a Sample as a field of a TimeSeries: tag, length, message. */
-#define WIRE_SAMPLE_FIELD_SIZE(t, v)	(2 + wire_sample_size((t), (v)))
+#define WIRE_SAMPLE_FIELD_SIZE(t, v) \
+	(WIRE_SAMPLE_HEADER_SIZE + wire_sample_size((t), (v)))
 
 /* The most bytes of one Sample field: tag, length, value, time. */
-#define WIRE_SAMPLE_FIELD_MAX	(2 + 9 + 11)
+#define WIRE_SAMPLE_FIELD_MAX	(WIRE_SAMPLE_HEADER_SIZE + 9 + 11)
 
 /* Write a varint; returns the position after it. */
 static inline char *
