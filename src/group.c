@@ -270,7 +270,7 @@ label_field_size(const PromLayout *layout, int column,
 {
 	if (!value_is_present(value))
 		return 0;
-	return wire_label_field_size(layout->name_lens[column], value->text_len);
+	return wire_label_field_size(layout->name_part_lens[column], value->text_len);
 }
 
 /*
@@ -314,6 +314,8 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 	layout->ncolumns = ncolumns;
 	layout->names = palloc(sizeof(char *) * Max(ncolumns, 1));
 	layout->name_lens = palloc(sizeof(int) * Max(ncolumns, 1));
+	layout->name_parts = palloc(sizeof(char *) * Max(ncolumns, 1));
+	layout->name_part_lens = palloc(sizeof(int) * Max(ncolumns, 1));
 	layout->kinds = palloc(sizeof(PromLabelKind) * Max(ncolumns, 1));
 	layout->typlens = palloc0(sizeof(int16) * Max(ncolumns, 1));
 	layout->outfuncs = palloc0(sizeof(FmgrInfo) * Max(ncolumns, 1));
@@ -342,6 +344,10 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 
 		layout->names[i] = pstrdup(names[i]);
 		layout->name_lens[i] = strlen(names[i]);
+		layout->name_part_lens[i] = WIRE_NAME_PART_SIZE(layout->name_lens[i]);
+		layout->name_parts[i] = palloc(layout->name_part_lens[i]);
+		(void) wire_put_name_part(layout->name_parts[i], names[i],
+								  layout->name_lens[i]);
 		layout->kinds[i] = kinds[i];
 		if (kinds[i] == PROM_LABEL_SCALAR || kinds[i] == PROM_LABEL_BINARY)
 		{
@@ -2062,8 +2068,8 @@ PromPutSeriesLabels(char *p, const PromSeriesSet *set, const PromSeries *series)
 	const PromLayout *layout = series_layout(set, series);
 	/* read once: the compiler must assume that stores through p change them */
 	const uint16 *name_order = layout->name_order;
-	const char **names = layout->names;
-	const int  *name_lens = layout->name_lens;
+	char	  **name_parts = layout->name_parts;
+	const int  *name_part_lens = layout->name_part_lens;
 	int			ncolumns = layout->ncolumns;
 	int			i;
 
@@ -2073,8 +2079,8 @@ PromPutSeriesLabels(char *p, const PromSeriesSet *set, const PromSeries *series)
 		const PromLabelValue *value = series_value(layout, series, column);
 
 		if (value_is_present(value))
-			p = wire_put_label(p, names[column], name_lens[column], value->text,
-							   value->text_len);
+			p = wire_put_label(p, name_parts[column], name_part_lens[column],
+							   value->text, value->text_len);
 	}
 	return p;
 }

@@ -147,6 +147,9 @@ struct PromLayout
 	int			ncolumns;
 	const char **names;
 	int		   *name_lens;
+	char	  **name_parts;		/* the start of each column's Label
+								 * messages (wire_put_name_part) */
+	int		   *name_part_lens;
 	PromLabelKind *kinds;
 	int16	   *typlens;
 	FmgrInfo   *outfuncs;		/* for SCALAR and BINARY columns */

@@ -196,20 +196,6 @@ wire_len_field_size(Size len)
 	return wire_len_header_size(len) + len;
 }
 
-/* Bytes of a Label message: its name (field 1) and its value (field 2). */
-static inline Size
-wire_label_size(Size name_len, Size value_len)
-{
-	return wire_len_field_size(name_len) + wire_len_field_size(value_len);
-}
-
-/* Bytes of a Label message as a length-delimited field of its parent. */
-static inline Size
-wire_label_field_size(Size name_len, Size value_len)
-{
-	return wire_len_field_size(wire_label_size(name_len, value_len));
-}
-
 /* Write the tag and length of a length-delimited field. */
 static inline char *
 wire_put_len_header(char *p, int field, Size len)
@@ -224,18 +210,50 @@ wire_put_len_header(char *p, int field, Size len)
 #define WIRE_LABEL_VALUE_FIELD	2
 
 /*
- * Write a Label as a field numbered 1 (the labels of a TimeSeries or a
- * ChunkedSeries); returns the end.
+ * The start of the Label messages of one name, made once for a label
+ * column: the name's field and the value field's tag.  A Label is then
+ * this and the value's length and bytes.
  */
+#define WIRE_NAME_PART_SIZE(name_len) \
+	(1 + wire_varint_size(name_len) + (name_len) + 1)
+
+/* Write the start of the Label messages of a name; returns the end. */
 static inline char *
-wire_put_label(char *p, const char *name, Size name_len, const char *value,
-			   Size value_len)
+wire_put_name_part(char *p, const char *name, Size name_len)
 {
-	p = wire_put_len_header(p, WIRE_LABELS_FIELD,
-							wire_label_size(name_len, value_len));
 	p = wire_put_len_header(p, WIRE_LABEL_NAME_FIELD, name_len);
 	p = wire_put_bytes(p, name, name_len);
-	p = wire_put_len_header(p, WIRE_LABEL_VALUE_FIELD, value_len);
+	*p++ = (char) WIRE_TAG(WIRE_LABEL_VALUE_FIELD, WIRE_LEN);
+	return p;
+}
+
+/* Bytes of a Label message of a name's start and a value. */
+static inline Size
+wire_label_size(Size name_part_len, Size value_len)
+{
+	return name_part_len + wire_varint_size(value_len) + value_len;
+}
+
+/* Bytes of a Label message as a length-delimited field of its parent. */
+static inline Size
+wire_label_field_size(Size name_part_len, Size value_len)
+{
+	return wire_len_field_size(wire_label_size(name_part_len, value_len));
+}
+
+/*
+ * Write a Label, of a name's start (wire_put_name_part) and a value, as a
+ * field numbered 1 (the labels of a TimeSeries or a ChunkedSeries); returns
+ * the end.
+ */
+static inline char *
+wire_put_label(char *p, const char *name_part, Size name_part_len,
+			   const char *value, Size value_len)
+{
+	p = wire_put_len_header(p, WIRE_LABELS_FIELD,
+							wire_label_size(name_part_len, value_len));
+	p = wire_put_bytes(p, name_part, name_part_len);
+	p = wire_put_varint(p, value_len);
 	return wire_put_bytes(p, value, value_len);
 }
 
