@@ -11,9 +11,8 @@
  * The encoded size of each series and of the whole result are known
  * before anything is written (the series set adds up each series' bytes as
  * its samples arrive, their times' and their total while it is finished),
- * so each series
- * is read once, when it is written: no message objects, no allocation per
- * sample.
+ * so each series is read once, when it is written: no message objects, no
+ * allocation per sample.
  * As protobuf encoders do, a sample's fields are left out when zero; a
  * value is left out only when its bits are all zero (+0.0), so that -0.0,
  * infinities and every NaN payload (the stale marker among them) keep their
