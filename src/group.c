@@ -344,7 +344,7 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 
 		layout->names[i] = pstrdup(names[i]);
 		layout->name_lens[i] = strlen(names[i]);
-		layout->name_part_lens[i] = WIRE_NAME_PART_SIZE(layout->name_lens[i]);
+		layout->name_part_lens[i] = wire_name_part_size(layout->name_lens[i]);
 		layout->name_parts[i] = palloc(layout->name_part_lens[i]);
 		(void) wire_put_name_part(layout->name_parts[i], names[i],
 								  layout->name_lens[i]);
@@ -1552,7 +1552,7 @@ store_sample(PromSeries *series, PromSampleBlock *block, int64 base, int64 t,
  * 1971, in 2109) or about time 0: those of such a block count one by one.
  */
 void
-PromSeriesCountTimes(PromSeriesSet *set, PromSeries *series)
+PromSeriesCountTimes(PromSeries *series)
 {
 	const PromSampleBlock *block;
 	Size		bytes = series->message_bytes;

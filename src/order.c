@@ -213,7 +213,7 @@ gather_values(PromSeriesSet *set, NameValues *names, int nnames,
 		int			c;
 
 		prefetch_series_values(set, i);
-		PromSeriesCountTimes(set, series);
+		PromSeriesCountTimes(series);
 		set->result_bytes += series_field_bytes(series);
 		memset(row, 0, sizeof(uint32) * nnames);
 		for (c = 0; c < row_layout->ncolumns; c++)

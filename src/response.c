@@ -33,14 +33,13 @@
 #define SAMPLE_TIME_FIELD	2
 
 /*
- * A time's tag and varint as one word (wire_varint_word), for times below
- * 2^49 ms (the year 19800), whose varint has at most 7 bytes: the tag is
- * byte 0.  A time of 2^28 ms (three days after 1970) or over has a varint
- * of its 4 low 7-bit groups, each marked as continued, followed by the
- * varint of its higher bits, which the times of a block of samples share
- * (they change every 3.1 days): the word of those is made once, and each
- * sample's spreads only its 28 low bits, by constants that fit in the
- * instructions.
+ * A time's tag and varint as one word, for times below 2^49 ms (the year
+ * 19800), whose varint has at most 7 bytes: the tag is byte 0.  A time of
+ * 2^28 ms (three days after 1970) or over has a varint of its 4 low 7-bit
+ * groups, each marked as continued, followed by the varint of its higher
+ * bits, which the times of a block of samples share (they change every 3.1
+ * days): the word of those is made once, and each sample's spreads only its
+ * 28 low bits (wire_spread28).
  */
 #define TIME_LOW_BITS		28
 #define TIME_HIGH_LIMIT		(UINT64CONST(1) << (49 - TIME_LOW_BITS))
@@ -59,10 +58,12 @@ static void
 set_time_field_high(TimeFieldHigh *cached, uint64 high)
 {
 	int			high_size = wire_varint_size(high);
+	uint32		high_varint = wire_spread28((uint32) high) |
+		(0x80808080 & (((uint32) 1 << (8 * (high_size - 1))) - 1));
 
 	Assert(high > 0 && high < TIME_HIGH_LIMIT);
 	cached->high = high;
-	cached->word = (wire_varint_word(high, high_size) << 40) |
+	cached->word = ((uint64) high_varint << 40) |
 		(UINT64CONST(0x80808080) << 8) |
 		WIRE_TAG(SAMPLE_TIME_FIELD, WIRE_VARINT);
 	cached->size = 4 + high_size;
@@ -72,11 +73,7 @@ set_time_field_high(TimeFieldHigh *cached, uint64 high)
 static inline uint64
 time_field_word(const TimeFieldHigh *cached, uint64 t)
 {
-	uint32		x = (uint32) t & 0x0FFFFFFF;
-
-	x = (x & 0x3FFF) | ((x & 0x0FFFC000) << 2);
-	x = (x & 0x007F007F) | ((x & 0x3F803F80) << 1);
-	return cached->word | ((uint64) x << 8);
+	return cached->word | ((uint64) wire_spread28((uint32) t & 0x0FFFFFFF) << 8);
 }
 
 /*

@@ -300,7 +300,7 @@ extern PromSampleBlock *PromChainBlock(PromSeriesSet *set, PromSeries *series,
 									   uint32 capacity, int64 base);
 extern void PromMergeSeries(PromSeriesSet *set, PromSeries *into,
 							PromSeries *from);
-extern void PromSeriesCountTimes(PromSeriesSet *set, PromSeries *series);
+extern void PromSeriesCountTimes(PromSeries *series);
 
 /* The bytes of a series as a field of a SAMPLES QueryResult. */
 static inline Size

@@ -124,27 +124,18 @@ wire_put_fixed64(char *p, uint64 value)
 }
 
 /*
- * The varint of a value below 2^56, of size bytes (its wire_varint_size),
- * as the word whose bytes, from the lowest, are the varint's (bytes past it
- * hold no meaning): its 7-bit groups spread into bytes by three
- * shift-and-mask steps, the continuation bits set on all but the last byte.
- * One 8-byte store writes it, where the loop of wire_put_varint takes a
- * branch per byte (six for a time in milliseconds of this century).
+ * The 7-bit groups of a value below 2^28 spread into the low 7 bits of four
+ * bytes, from the lowest: a varint's bytes without their continuation bits,
+ * by two shift-and-mask steps whose masks fit in the instructions.  One
+ * store writes them, where the loop of wire_put_varint takes a branch per
+ * byte.
  */
-static inline uint64
-wire_varint_word(uint64 value, int size)
+static inline uint32
+wire_spread28(uint32 x)
 {
-	uint64		x = value;
-
-	Assert(value < (UINT64CONST(1) << 56) && size == wire_varint_size(value));
-	x = (x & UINT64CONST(0x000000000FFFFFFF)) |
-		((x & UINT64CONST(0x00FFFFFFF0000000)) << 4);
-	x = (x & UINT64CONST(0x00003FFF00003FFF)) |
-		((x & UINT64CONST(0x0FFFC0000FFFC000)) << 2);
-	x = (x & UINT64CONST(0x007F007F007F007F)) |
-		((x & UINT64CONST(0x3F803F803F803F80)) << 1);
-	return x | (UINT64CONST(0x8080808080808080) &
-				((UINT64CONST(1) << (8 * (size - 1))) - 1));
+	Assert(x < ((uint32) 1 << 28));
+	x = (x & 0x3FFF) | ((x & 0x0FFFC000) << 2);
+	return (x & 0x007F007F) | ((x & 0x3F803F80) << 1);
 }
 
 /*
@@ -210,12 +201,15 @@ wire_put_len_header(char *p, int field, Size len)
 #define WIRE_LABEL_VALUE_FIELD	2
 
 /*
- * The start of the Label messages of one name, made once for a label
- * column: the name's field and the value field's tag.  A Label is then
- * this and the value's length and bytes.
+ * Bytes of the start of the Label messages of one name, made once for a
+ * label column: the name's field and the value field's tag.  A Label is
+ * then this and the value's length and bytes.
  */
-#define WIRE_NAME_PART_SIZE(name_len) \
-	(1 + wire_varint_size(name_len) + (name_len) + 1)
+static inline Size
+wire_name_part_size(Size name_len)
+{
+	return wire_len_field_size(name_len) + 1;
+}
 
 /* Write the start of the Label messages of a name; returns the end. */
 static inline char *
