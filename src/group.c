@@ -34,12 +34,14 @@
  * taken from the row that makes a series after a series of several rows
  * (so not while interleaving series are met first), and from a row that a
  * full comparison finds to belong to the series of the row before, of short
- * inline values only; a
- * layout whose images keep failing to match (a column that changes on every
- * row lies between two labels) stops taking them, and a layout with name or
- * other by-reference labels takes none.  The full comparison reads every key
- * (a short value is compared in at most two loads, which may overlap, rather
- * than byte by byte).  When series interleave (rows ordered by time), they
+ * inline values only; a layout whose images keep failing to match (a column
+ * that changes on every row lies between two labels) stops taking them, and
+ * a layout with name or other by-reference labels, or with key columns that
+ * span more than ROW_IMAGE_COLUMNS columns (the image's arrays lie in the
+ * layout, at offsets that the per-row path reads without a register each),
+ * takes none.  The full comparison reads every key (a short value is
+ * compared in at most two loads, which may overlap, rather than byte by
+ * byte).  When series interleave (rows ordered by time), they
  * tend to come round in the same order, so each series remembers which series
  * followed it last time (by its number, 1 + its place in the set's series, in
  * 4 bytes), and that one is compared next (unless such guesses keep failing,
@@ -433,17 +435,16 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 		width = Max(last - first + 1, 2);
 		layout->window_first = Max(Min(first, ncolumns - width), 0);
 		layout->window_width = width;
-		image->kept = true;
-		image->bytes = palloc(ROW_IMAGE_MAX);
-		/* a column that is not a key compares no bits, and is not NULL */
-		image->expected = palloc0(sizeof(Datum) * width);
-		image->compared = palloc0(sizeof(Datum) * width);
-		image->relative = palloc0(sizeof(Datum) * width);
-		image->nulls = palloc0(sizeof(bool) * width);
-		/* a TEXT key's place is relative to the first's, NULL or not */
-		for (i = 0; i < layout->ntext; i++)
-			image->relative[layout->key_columns[i] - layout->window_first] =
-				~(Datum) 0;
+		/*
+		 * a window too wide for the image's arrays keeps none; in one that
+		 * fits, a column that is not a key compares no bits, and is not NULL,
+		 * and a TEXT key's place is relative to the first's, NULL or not
+		 */
+		image->kept = width <= ROW_IMAGE_COLUMNS;
+		if (image->kept)
+			for (i = 0; i < layout->ntext; i++)
+				image->relative[layout->key_columns[i] - layout->window_first] =
+					~(Datum) 0;
 	}
 	MemoryContextSwitchTo(oldcxt);
 	return layout;
@@ -505,8 +506,8 @@ load4(const char *p)
  * Are two byte strings of the same length equal?  Short label values are
  * compared with a few loads that may overlap, without a loop over bytes;
  * longer strings (a row image's) 16 bytes a step in a vector register, their
- * differences gathered without a branch each, the last step ending at the
- * end.  Always inlined: GCC would call it from the row path, for a few
+ * differences gathered without a branch each: the first 16 bytes and the
+ * last 16, then the steps between (none up to 32 bytes).  Always inlined: GCC would call it from the row path, for a few
  * instructions' work.
  */
 static pg_attribute_always_inline bool
@@ -516,9 +517,10 @@ bytes_equal(const char *a, const char *b, int32 len)
 
 	if (len > 16)
 	{
-		DatumPair	difference = load16(a + len - 16) ^ load16(b + len - 16);
+		DatumPair	difference = (load16(a) ^ load16(b)) |
+			(load16(a + len - 16) ^ load16(b + len - 16));
 
-		for (i = 0; i + 16 < len; i += 16)
+		for (i = 16; i + 16 < len; i += 16)
 			difference |= load16(a + i) ^ load16(b + i);
 		return (difference[0] | difference[1]) == 0;
 	}
@@ -674,8 +676,9 @@ row_matches_image(const PromLayout *layout, const Datum *values,
 					 (const char *) image->nulls, width))
 		return false;
 	/* Datums subtract as integers: the values may not share an object */
-	difference = pair_difference(image, window, width - 2, first);
-	for (c = 0; c < width - 2; c += 2)
+	difference = pair_difference(image, window, 0, first) |
+		pair_difference(image, window, width - 2, first);
+	for (c = 2; c < width - 2; c += 2)
 		difference |= pair_difference(image, window, c, first);
 	if ((difference[0] | difference[1]) != 0)
 		return false;
@@ -1154,6 +1157,7 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 			  int64 t)
 {
 	uint32		capacity = BLOCK_FIRST_CAPACITY;
+	Size		labels_size = layout->const_labels_size;
 	PromSeries *series;
 	int			k;
 
@@ -1171,12 +1175,14 @@ create_series(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	for (k = 0; k < layout->nkeys; k++)
 	{
 		int			i = layout->key_columns[k];
-
-		series->values[k] = layout->row_values[i] != NULL ?
+		PromLabelValue *value = layout->row_values[i] != NULL ?
 			layout->row_values[i] : new_value(set, layout, i, values);
+
+		series->values[k] = value;
+		/* PromSeriesLabelsSize, added up here */
+		labels_size += label_field_size(layout, i, value);
 	}
-	series->message_bytes =
-		message_bytes_counted(PromSeriesLabelsSize(set, series));
+	series->message_bytes = message_bytes_counted(labels_size);
 	series->tail = PromSeriesHead(series);
 	*PromBlockOwnBase(series->tail) = t;
 	init_block(series->tail, capacity);

@@ -106,6 +106,12 @@ typedef struct ValueTable
 #define ROW_IMAGE_MAX		512
 
 /*
+ * Most columns of a row image's window (a layout whose key columns span more
+ * keeps no images): its arrays lie in the layout, at fixed offsets.
+ */
+#define ROW_IMAGE_COLUMNS	32
+
+/*
  * Two Datums, or 16 bytes, compared at once: GCC's and Clang's vector type,
  * which becomes one SSE2 register on x86-64 (and two scalars where there is
  * none).
@@ -120,7 +126,8 @@ typedef uint64 DatumPair __attribute__((vector_size(2 * sizeof(Datum))));
  * the Datum is taken relative to the first present TEXT key's (a TEXT key's
  * place) or as it is (an ENUM or SCALAR key); and the bytes from the first
  * present TEXT key's varlena header to the end of the last present one, gaps
- * included.  See group.c.
+ * included.  Its arrays lie in it, so that the per-row path reads them at
+ * fixed offsets from the layout, without a register for each.  See group.c.
  */
 typedef struct RowImage
 {
@@ -131,11 +138,12 @@ typedef struct RowImage
 								 * TEXT key; 0 without one */
 	int32		last_header;	/* the offset of the last one's header */
 	int32		len;			/* of bytes; 0 when no TEXT key is present */
-	char	   *bytes;			/* ROW_IMAGE_MAX bytes */
-	Datum	   *expected;		/* by column of the window */
-	Datum	   *compared;		/* all bits, or none */
-	Datum	   *relative;		/* all bits (a TEXT key's place), or none */
-	bool	   *nulls;
+	Datum		expected[ROW_IMAGE_COLUMNS];	/* by column of the window */
+	Datum		compared[ROW_IMAGE_COLUMNS];	/* all bits, or none */
+	Datum		relative[ROW_IMAGE_COLUMNS];	/* all bits (a TEXT key's
+												 * place), or none */
+	bool		nulls[ROW_IMAGE_COLUMNS];
+	char		bytes[ROW_IMAGE_MAX];
 } RowImage;
 
 /* Rows a layout holds to look up together (group.c). */

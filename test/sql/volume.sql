@@ -231,6 +231,40 @@ INSERT INTO image_mixed
 SELECT prom_register('image_mixed');
 SELECT labels, value FROM prom_series('image_mixed', '2024-01-01', '2024-01-02');
 
+-- windows of more than four columns: series that differ only in the middle
+-- of a window of six (integer labels between the first two columns and the
+-- last two, after the text ones, so that only their Datums tell them
+-- apart); and a window of more columns than an image holds
+-- (ROW_IMAGE_COLUMNS, 32), whose rows are compared key by key: series that
+-- differ only in the 17th or only in the last of 40 labels
+CREATE TABLE image_six (t timestamptz, a text, b text, c int, d int, e int,
+	f int, v float8);
+INSERT INTO image_six
+	SELECT '2024-01-01'::timestamptz + k * interval '15 seconds', 'a', 'b',
+		(s = 1)::int, (s = 2)::int, 5, 6, s * 10 + k
+	FROM generate_series(0, 2) s, generate_series(1, 3) k ORDER BY s, k;
+SELECT prom_register('image_six', label_columns => '{a,b,c,d,e,f}');
+SELECT labels, value FROM prom_series('image_six', '2024-01-01', '2024-01-02');
+DO $$
+BEGIN
+	EXECUTE 'CREATE TABLE image_wide (t timestamptz, ' ||
+		(SELECT string_agg(format('l%s text', lpad(i::text, 2, '0')), ', ')
+		 FROM generate_series(1, 40) i) || ', v float8)';
+	EXECUTE 'INSERT INTO image_wide SELECT ''2024-01-01''::timestamptz + '
+		'k * interval ''15 seconds'', ' ||
+		(SELECT string_agg(CASE i
+				WHEN 17 THEN 'CASE WHEN s = 2 THEN ''y'' ELSE ''x'' END'
+				WHEN 40 THEN 'CASE WHEN s = 1 THEN ''y'' ELSE ''x'' END'
+				ELSE '''x''' END, ', ' ORDER BY i)
+		 FROM generate_series(1, 40) i) ||
+		', s * 10 + k FROM generate_series(0, 2) s, generate_series(1, 3) k '
+		'ORDER BY s, k';
+END $$;
+SELECT prom_register('image_wide');
+SELECT (SELECT count(*) FROM jsonb_object_keys(labels)) AS labels,
+	labels->>'l17' AS l17, labels->>'l40' AS l40, value
+FROM prom_series('image_wide', '2024-01-01', '2024-01-02');
+
 -- the aggregate with one label: its image's window reaches past the label
 SELECT prom_read_response_json(prom_read_response_agg(t, v, 'host', host
 	ORDER BY t))
