@@ -65,9 +65,8 @@
  * series, and its memory is rewound when it is the arena's newest).  Hashing,
  * the lookup and making a series are a function of their own, not inlined
  * into the per-row path (nor is growing a series' samples): inlined, they
- * made it nearly twice the code, with a larger frame and a stack-protector
- * check on every row (GCC guards a function with a local array, and hashing a
- * value has one), for work done once a series.  Likewise the usual row (its
+ * made it nearly twice the code, with a larger frame saved on every row, for
+ * work done once a series.  Likewise the usual row (its
  * image matched, its sample after the row before's and with room in its
  * block) is added by PromSeriesSetAdd alone, which calls nothing; every other
  * row by add_row, which it calls last.
@@ -837,14 +836,10 @@ series_keys_equal(const PromLayout *layout, const PromSeries *a,
 static inline uint64
 hash_key(PromLabelKind kind, const RowKey *key)
 {
+	/* a scalar's absence is its seed, so that a NULL and a 0 hash apart */
 	if (kind_is_scalar(kind))
-	{
-		char		buffer[sizeof(int32) + sizeof(Datum)];
-
-		memcpy(buffer, &key->len, sizeof(int32));
-		memcpy(buffer + sizeof(int32), &key->key.scalar, sizeof(Datum));
-		return XXH3_64bits(buffer, sizeof(buffer));
-	}
+		return XXH3_64bits_withSeed(&key->key.scalar, sizeof(Datum),
+									(uint64) (int64) key->len);
 	if (key->len <= 0)
 		return XXH3_64bits(&key->len, sizeof(int32));
 	return XXH3_64bits_withSeed(key->key.bytes, key->len, key->len);
@@ -1032,35 +1027,19 @@ new_value(PromSeriesSet *set, PromLayout *layout, int column,
 }
 
 /*
- * The distinct value of a column that the current row holds, made when
- * first seen: its key copied, its label text made once.  A column whose
- * values are nearly all distinct stops being looked up.
+ * Put a new distinct value of a column, for the current row's key, into the
+ * column's table at the empty slot where its lookup ended (column_value),
+ * and return it.  A column whose values turn out to be nearly all distinct
+ * stops being looked up.
  */
-static PromLabelValue *
-column_value(PromSeriesSet *set, PromLayout *layout, int column,
-			 const Datum *values)
+static pg_noinline PromLabelValue *
+add_column_value(PromSeriesSet *set, PromLayout *layout, int column,
+				 const Datum *values, uint32 slot)
 {
 	ValueTable *table = &layout->values[column];
-	PromLabelKind kind = layout->kinds[column];
-	const RowKey *key = &layout->row[column];
-	uint64		hash;
-	uint32		slot;
-	PromLabelValue *value;
+	PromLabelValue *value = new_value(set, layout, column, values);
 
-	if (!table->interning)
-		return new_value(set, layout, column, values);
-
-	hash = layout->row_hashes[column];
-	slot = (uint32) hash & table->mask;
-	while ((value = table->slots[slot].value) != NULL)
-	{
-		if (table->slots[slot].hash == hash && key_matches(kind, key, value))
-			return value;
-		slot = (slot + 1) & table->mask;
-	}
-
-	value = new_value(set, layout, column, values);
-	table->slots[slot].hash = hash;
+	table->slots[slot].hash = layout->row_hashes[column];
 	table->slots[slot].value = value;
 	if (++table->count >= 1024 && table->count * 4 > (uint32) set->nseries * 3)
 	{
@@ -1090,6 +1069,33 @@ column_value(PromSeriesSet *set, PromLayout *layout, int column,
 		set_free_array(set, old_slots, sizeof(ValueSlot) * old_size);
 	}
 	return value;
+}
+
+/*
+ * The distinct value of a column whose values are looked up, of the given
+ * kind, that the current row holds: found in the column's table by the key's
+ * hash, or made when first seen (its key copied, its label text made once).
+ * Inlined with its kind known, so that comparing a candidate takes no branch
+ * on the kind.
+ */
+static pg_attribute_always_inline PromLabelValue *
+column_value(PromSeriesSet *set, PromLayout *layout, int column,
+			 const Datum *values, PromLabelKind kind)
+{
+	const ValueTable *table = &layout->values[column];
+	const RowKey *key = &layout->row[column];
+	uint64		hash = layout->row_hashes[column];
+	uint32		slot = (uint32) hash & table->mask;
+	PromLabelValue *value;
+
+	Assert(table->interning && kind == layout->kinds[column]);
+	while ((value = table->slots[slot].value) != NULL)
+	{
+		if (table->slots[slot].hash == hash && key_matches(kind, key, value))
+			return value;
+		slot = (slot + 1) & table->mask;
+	}
+	return add_column_value(set, layout, column, values, slot);
 }
 
 /*
@@ -1127,12 +1133,17 @@ look_up_shared_values(PromSeriesSet *set, PromLayout *layout,
 {
 	int			k;
 
+	/* TEXT keys first (see read_row_keys) */
 	for (k = 0; k < layout->nkeys; k++)
 	{
 		int			i = layout->key_columns[k];
+		PromLabelValue *value = NULL;
 
-		layout->row_values[i] = layout->values[i].interning ?
-			column_value(set, layout, i, values) : NULL;
+		if (layout->values[i].interning)
+			value = k < layout->ntext ?
+				column_value(set, layout, i, values, PROM_LABEL_TEXT) :
+				column_value(set, layout, i, values, layout->kinds[i]);
+		layout->row_values[i] = value;
 	}
 }
 
