@@ -16,10 +16,10 @@
  * the monotonic clock.  Snappy pulls each 64 kB fragment from the encoder
  * while it compresses, so compression is snappy's time less the encoder's
  * inside it, and encode time the writing time less compression.  Scanning
- * and grouping interleave row by row, so the grouping of rows taken at
- * random, one in eight on average, is timed (less the cost of reading the
- * clock, measured at the start) and the sum extrapolated by the rows timed;
- * scan time is the executor's time minus grouping.
+ * and grouping interleave row by row, and the processor overlaps the two:
+ * so each scan is run a second time, reading its rows without grouping them
+ * (scan.c), and that run's time is the scan phase's, the rest of the first
+ * run's the group phase's.
  *
  *-------------------------------------------------------------------------
  */
@@ -50,20 +50,22 @@ PromPhasesStart(void)
 	PromPhases.active = promread_report_phases;
 	if (PromPhases.active)
 	{
-		int			i;
-
-		/* the cost of reading the clock, taken out of sampled timings */
-		PromPhases.tick_overhead = PG_UINT64_MAX;
-		for (i = 0; i < 64; i++)
-		{
-			uint64		t0 = PromTicks();
-			uint64		t1 = PromTicks();
-
-			PromPhases.tick_overhead = Min(PromPhases.tick_overhead, t1 - t0);
-		}
 		PromPhases.start_ns = clock_ns();
 		PromPhases.start_ticks = PromTicks();
 	}
+}
+
+/*
+ * Split the time of a scan that grouped its rows between the scan and group
+ * phases, given the time of the same scan without grouping.
+ */
+void
+PromPhasesScanned(uint64 with_grouping, uint64 alone)
+{
+	uint64		scan = Min(alone, with_grouping);
+
+	PromPhases.ticks[PROM_PHASE_SCAN] += scan;
+	PromPhases.ticks[PROM_PHASE_GROUP] += with_grouping - scan;
 }
 
 /* Note a peak of working memory. */
@@ -92,16 +94,6 @@ PromPhasesFinish(void)
 	elapsed_ticks = PromTicks() - PromPhases.start_ticks;
 	ms_per_tick = elapsed_ticks == 0 ? 0 :
 		(double) (clock_ns() - PromPhases.start_ns) / elapsed_ticks / 1e6;
-	/* grouping was sampled; scanning is the executor's time without it */
-	PromPhases.ticks[PROM_PHASE_GROUP] -=
-		Min(PromPhases.ticks[PROM_PHASE_GROUP],
-			PromPhases.group_samples * PromPhases.tick_overhead);
-	if (PromPhases.group_samples > 0)
-		PromPhases.ticks[PROM_PHASE_GROUP] =
-			PromPhases.ticks[PROM_PHASE_GROUP] * ((double) PromPhases.rows /
-												  PromPhases.group_samples);
-	PromPhases.ticks[PROM_PHASE_SCAN] -=
-		Min(PromPhases.ticks[PROM_PHASE_SCAN], PromPhases.ticks[PROM_PHASE_GROUP]);
 	/* compression happens in pieces while encoding */
 	PromPhases.ticks[PROM_PHASE_ENCODE] -=
 		Min(PromPhases.ticks[PROM_PHASE_ENCODE], PromPhases.ticks[PROM_PHASE_COMPRESS]);

@@ -491,16 +491,13 @@ typedef enum PromPhase
 {
 	PROM_PHASE_DECODE,
 	PROM_PHASE_PLAN,
-	PROM_PHASE_SCAN,			/* the executor, grouping included */
-	PROM_PHASE_GROUP,			/* sampled: rows at random, one in
-								 * PROM_GROUP_SAMPLING on average */
+	PROM_PHASE_SCAN,			/* the executor alone */
+	PROM_PHASE_GROUP,			/* what grouping adds to the executor */
 	PROM_PHASE_SORT,
 	PROM_PHASE_ENCODE,
 	PROM_PHASE_COMPRESS,
 	PROM_NPHASES
 } PromPhase;
-
-#define PROM_GROUP_SAMPLING 8
 
 /* The report of the current call. */
 typedef struct PromPhaseReport
@@ -508,8 +505,6 @@ typedef struct PromPhaseReport
 	bool		active;
 	uint64		start_ns;
 	uint64		start_ticks;
-	uint64		tick_overhead;	/* ticks of reading the clock twice */
-	uint64		group_samples;	/* rows whose grouping was timed */
 	uint64		ticks[PROM_NPHASES];
 	int64		rows;
 	int64		series;
@@ -525,16 +520,14 @@ extern PromPhaseReport PromPhases;
 
 extern void PromPhasesStart(void);
 extern void PromPhasesMemory(Size bytes);
+extern void PromPhasesScanned(uint64 with_grouping, uint64 alone);
 extern void PromPhasesFinish(void);
 
 /*
  * A cheap timestamp in ticks: the time-stamp counter, else nanoseconds.  The
- * counter is read between fences, after the loads before it have completed
- * and before the instructions after it begin: grouping a row takes a few
- * dozen instructions and, for a new series, cache misses, which without
- * the fences would complete after the second reading, out of order, and be
- * counted as the executor's time (the group phase of 300,000 series read
- * 45 ms where the grouping code takes 65).
+ * counter is read between fences, after the instructions before it have
+ * completed and before those after it begin, so that a phase's
+ * instructions are counted in it and not in the next.
  */
 static inline uint64
 PromTicks(void)

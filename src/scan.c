@@ -35,7 +35,9 @@
  * the executor straight into the series set through a DestReceiver of our
  * own: no SPI tuple table, no copy.  An ExecutorStart hook recognizes that
  * receiver and passes the plan's estimate of the rows to the series set,
- * which sizes sample blocks by it.
+ * which sizes sample blocks by it.  With promread.report_phases on, the scan
+ * is run a second time without grouping, to time the executor alone
+ * (time_scan_alone).
  *
  *-------------------------------------------------------------------------
  */
@@ -46,7 +48,6 @@
 #include "access/htup_details.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
-#include "common/pg_prng.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -98,7 +99,8 @@ typedef struct ScanReceiver
 	PromLayout *layout;
 	int			nlabels;		/* label columns come first in the row */
 	TimeKind	time_kind;
-	uint32		until_sample;	/* rows until one is timed, with a report */
+	uint64		sum;			/* of the samples read without grouping them
+								 * (scan_read_only) */
 } ScanReceiver;
 
 /* A cached plan, keyed by a hash of its statement text and types. */
@@ -375,42 +377,55 @@ cached_plan(const ScanStatement *stmt)
 	return entry->plan;
 }
 
+/*
+ * Read a row's sample, its label columns deformed with it: false when its
+ * time or its value is NULL (a row without a sample, skipped).
+ */
+static inline bool
+read_sample(const ScanReceiver *receiver, TupleTableSlot *slot, int64 *t,
+			double *v)
+{
+	int			n = receiver->nlabels;
+
+	slot_getallattrs(slot);
+	if (slot->tts_isnull[n] || slot->tts_isnull[n + 1])
+		return false;
+	if (receiver->time_kind == TIME_EPOCH_MS)
+		*t = DatumGetInt64(slot->tts_values[n]);
+	else
+		*t = PromTimestampToMs(DatumGetTimestamp(slot->tts_values[n]));
+	*v = DatumGetFloat8(slot->tts_values[n + 1]);
+	return true;
+}
+
 /* Add one row of the scan to the series set. */
 static bool
 scan_receive(TupleTableSlot *slot, DestReceiver *self)
 {
 	ScanReceiver *receiver = (ScanReceiver *) self;
-	int			n = receiver->nlabels;
 	int64		t;
-	uint64		begin = 0;
+	double		v;
 
-	slot_getallattrs(slot);
-	if (slot->tts_isnull[n] || slot->tts_isnull[n + 1])
-		return true;
-	if (receiver->time_kind == TIME_EPOCH_MS)
-		t = DatumGetInt64(slot->tts_values[n]);
-	else
-		t = PromTimestampToMs(DatumGetTimestamp(slot->tts_values[n]));
+	if (read_sample(receiver, slot, &t, &v))
+		PromSeriesSetAdd(receiver->set, receiver->layout, slot->tts_values,
+						 slot->tts_isnull, t, v);
+	return true;
+}
 
-	/*
-	 * With a phase report, time the grouping of rows taken at random, one in
-	 * PROM_GROUP_SAMPLING on average: every eighth row would be, in regular
-	 * data, the first row of a series far more or less often than rows are.
-	 */
-	if (unlikely(PromPhases.active) && --receiver->until_sample == 0)
-	{
-		receiver->until_sample = 1 +
-			pg_prng_uint64_range(&pg_global_prng_state, 0,
-								 2 * PROM_GROUP_SAMPLING - 2);
-		begin = PromTicks();
-	}
-	PromSeriesSetAdd(receiver->set, receiver->layout, slot->tts_values,
-					 slot->tts_isnull, t, DatumGetFloat8(slot->tts_values[n + 1]));
-	if (unlikely(begin != 0))
-	{
-		PromPhaseEnd(PROM_PHASE_GROUP, begin);
-		PromPhases.group_samples++;
-	}
+/*
+ * Read one row as scan_receive does, without grouping it: the scan that
+ * promread.report_phases runs again to time the executor alone.  The
+ * sample is added up, so that it is read.
+ */
+static bool
+scan_read_only(TupleTableSlot *slot, DestReceiver *self)
+{
+	ScanReceiver *receiver = (ScanReceiver *) self;
+	int64		t;
+	double		v;
+
+	if (read_sample(receiver, slot, &t, &v))
+		receiver->sum += (uint64) t + (uint64) (int64) v;
 	return true;
 }
 
@@ -456,6 +471,31 @@ PromScanInit(void)
 {
 	previous_executor_start = ExecutorStart_hook;
 	ExecutorStart_hook = scan_executor_start;
+}
+
+/*
+ * For promread.report_phases, the scan just run (with_grouping ticks) is run
+ * again with a receiver that reads each row as scan_receive does but groups
+ * none: its time is the scan phase's, and the rest of the first run's the
+ * group phase's, all that grouping adds to the scan, its cache misses
+ * included.  Grouping is a few dozen instructions a row that the processor
+ * overlaps with the executor's own: timed row by row, between fences, it
+ * read up to six times what it adds (bench/RESULTS.md).  The plan and its
+ * parameters are the same, and so are the rows, in the same snapshot.
+ */
+static void
+time_scan_alone(SPIPlanPtr plan, SPIExecuteOptions *options,
+				ScanReceiver *receiver, uint64 with_grouping)
+{
+	uint64		begin;
+	int			rc;
+
+	receiver->pub.receiveSlot = scan_read_only;
+	begin = PromTicks();
+	rc = SPI_execute_plan_extended(plan, options);
+	if (rc < 0)
+		elog(ERROR, "promread scan failed: %s", SPI_result_code_string(rc));
+	PromPhasesScanned(with_grouping, PromTicks() - begin);
 }
 
 /*
@@ -594,7 +634,6 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 									   const_values);
 	receiver.nlabels = nlabels;
 	receiver.time_kind = time_type == INT8OID ? TIME_EPOCH_MS : TIME_TIMESTAMP;
-	receiver.until_sample = 1;
 
 	params = makeParamList(stmt.nparams);
 	params->numParams = stmt.nparams;
@@ -617,7 +656,8 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 	options.dest = &receiver.pub;
 	begin = PromPhaseBegin();
 	rc = SPI_execute_plan_extended(plan, &options);
-	PromPhaseEnd(PROM_PHASE_SCAN, begin);
 	if (rc < 0)
 		elog(ERROR, "promread scan failed: %s", SPI_result_code_string(rc));
+	if (unlikely(PromPhases.active))
+		time_scan_alone(plan, &options, &receiver, PromTicks() - begin);
 }
