@@ -84,6 +84,19 @@
  * PromSeriesSetSeriesSoFar).  A layout whose keys are read from the tuple
  * when a series is made (name, other by-reference types) holds no rows.
  *
+ * A row of other keys than the row before's that follows a run of at least
+ * RUN_ROWS rows of the newest series (each series' rows come together) most
+ * likely begins a series too, and its series is made without hashing the
+ * row's keys (but those whose values are shared), looking in the index or
+ * putting it there (series_after_run).  The series so made go into the index
+ * together, only when a row is to be looked up there (index_runs: a row that
+ * follows a shorter run, held rows), those whose keys it holds already left
+ * out.  A row of a series met before that follows a run thus makes a second
+ * series of its keys, which the sort merges with the first when the set is
+ * finished; such series are at most one for RUN_ROWS rows, so rows that come
+ * back to their series in runs (a run for each partition of a table) take
+ * at most the memory of series of RUN_ROWS samples.
+ *
  * A series is created when no series matches (or before that is known, as
  * above), and put in the index at the empty slot where its lookup's probe
  * ended.  Each of its label values is looked up in its column's table of
@@ -845,6 +858,14 @@ hash_key(PromLabelKind kind, const RowKey *key)
 	return XXH3_64bits_withSeed(key->key.bytes, key->len, key->len);
 }
 
+/* Fold the hash of the next key, in column order, into a series' hash. */
+static inline uint64
+fold_key_hash(uint64 hash, uint64 key_hash)
+{
+	hash = (hash ^ key_hash) * UINT64CONST(0x9E3779B97F4A7C15);
+	return hash ^ (hash >> 29);
+}
+
 /*
  * Hash the current row's keys: each key is hashed on its own into
  * key_hashes, by column (a column's table of values looks its key up by the
@@ -862,8 +883,43 @@ hash_row(const PromLayout *layout, uint64 *key_hashes)
 		int			i = layout->key_columns[k];
 
 		key_hashes[i] = hash_key(layout->kinds[i], &layout->row[i]);
-		hash = (hash ^ key_hashes[i]) * UINT64CONST(0x9E3779B97F4A7C15);
-		hash ^= hash >> 29;
+		hash = fold_key_hash(hash, key_hashes[i]);
+	}
+	return hash;
+}
+
+/*
+ * Hash the current row's keys of the columns whose values are looked up
+ * into layout->row_hashes, for look_up_shared_values, and no others: a row
+ * whose series is made without a lookup (series_after_run) needs no more.
+ */
+static void
+hash_shared_keys(const PromLayout *layout)
+{
+	int			k;
+
+	for (k = 0; k < layout->nkeys; k++)
+	{
+		int			i = layout->key_columns[k];
+
+		if (layout->values[i].interning)
+			layout->row_hashes[i] = hash_key(layout->kinds[i], &layout->row[i]);
+	}
+}
+
+/* The hash of a series' keys, as hash_row gives it for a row of them. */
+static uint64
+hash_series(const PromLayout *layout, const PromSeries *series)
+{
+	uint64		hash = layout->seed;
+	int			k;
+
+	for (k = 0; k < layout->nkeys; k++)
+	{
+		PromLabelKind kind = layout->kinds[layout->key_columns[k]];
+		RowKey		key = value_key(kind, series->values[k]);
+
+		hash = fold_key_hash(hash, hash_key(kind, &key));
 	}
 	return hash;
 }
@@ -929,15 +985,16 @@ put_slot(SeriesSlot *slots, uint32 mask, SeriesSlot entry)
 }
 
 /*
- * Put the newest series into the index, at the empty slot its lookup found,
- * doubling the index first when three quarters full (and probing it anew):
- * the tags make a probe of a taken slot cheap.
+ * Put a series, by its number (1 + its place in the set's series), into the
+ * index, at the empty slot its lookup found, doubling the index first when
+ * three quarters full (and probing it anew): the tags make a probe of a
+ * taken slot cheap.
  */
 static void
-index_series(PromSeriesSet *set, uint64 hash, uint32 empty)
+index_series(PromSeriesSet *set, uint32 number, uint64 hash, uint32 empty)
 {
-	SeriesSlot	entry = {(uint32) (hash >> 32), set->nseries,
-	set->series[set->nseries - 1]};
+	SeriesSlot	entry = {(uint32) (hash >> 32), number,
+	set->series[number - 1]};
 
 	if ((uint64) set->nseries * 4 > (uint64) (set->slot_mask + 1) * 3)
 	{
@@ -1462,6 +1519,78 @@ PromMarkUnsorted(PromSeriesSet *set, PromSeries *series)
 }
 
 /*
+ * Rows of the newest series, the one of the row before, after which a row of
+ * other keys makes its series without a lookup (series_after_run).
+ */
+#define RUN_ROWS	8
+
+/*
+ * Does a row of other keys than the row before's, whose series is not the
+ * one guessed to follow, come after a run of rows: the previous row's series
+ * the newest, with RUN_ROWS samples or more?  Then it most likely begins a
+ * series of its own (each series' rows come together).
+ */
+static inline bool
+follows_run(const PromSeriesSet *set, const PromSeries *previous)
+{
+	return previous != NULL && previous == set->series[set->nseries - 1] &&
+		previous->nsamples >= RUN_ROWS;
+}
+
+/*
+ * Put the series made after runs of rows (series_after_run) into the index,
+ * before anything looks a series up there: those whose keys it holds
+ * already are left out, duplicates that the sort merges (their rows came in
+ * runs apart, such as one per partition of a table).
+ */
+static void
+index_runs(PromSeriesSet *set)
+{
+	int			i;
+
+	for (i = set->runs_from; i < set->nseries; i++)
+	{
+		PromSeries *series = set->series[i];
+		PromLayout *layout = series_layout(set, series);
+		uint64		hash = hash_series(layout, series);
+		uint32		empty;
+
+		if (find_series(set, layout, hash, series, &empty) == NULL)
+			index_series(set, i + 1, hash, empty);
+	}
+	set->runs_from = set->nseries;
+}
+
+/*
+ * The number of a new series of the current row's keys, made without
+ * looking for one in the index, when the row follows a run of rows
+ * (follows_run): only its shared values are looked up.  Its series and those
+ * made so after it are put in the index when a row is looked up there
+ * (index_runs); until then a row of the keys of an earlier series that
+ * follows a run makes another series of these keys, which the sort merges
+ * with it.  Such a series comes after RUN_ROWS samples of another, so they
+ * are at most one for RUN_ROWS rows: rows that come back to their series in
+ * runs take at most the memory of series of RUN_ROWS samples.  Hashing the
+ * row's keys, probing the index and putting the series there, a third of
+ * what making a series of 10 samples cost, are spared.
+ */
+static pg_noinline uint32
+series_after_run(PromSeriesSet *set, PromLayout *layout, const Datum *values,
+				 const bool *isnull, int64 t)
+{
+	PromSeries *series;
+
+	hash_shared_keys(layout);
+	look_up_shared_values(set, layout, values);
+	series = create_series(set, layout, values, t);
+	if (layout->image.kept)
+		keep_row_image(layout, series, values, isnull);
+	if (unlikely(PromPhases.active))
+		PromPhases.after_runs++;
+	return set->nseries;
+}
+
+/*
  * The number (1 + place in set->series) of the series of the current row's
  * keys, found in the index or made; apart from PromSeriesSetAdd (see the
  * file header).
@@ -1475,6 +1604,9 @@ series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	bool		look_later;
 	uint32		empty = 0;
 	uint32		number = 0;
+
+	if (set->runs_from < set->nseries)
+		index_runs(set);
 
 	/*
 	 * The probe of the index is a cache miss when the set has many series:
@@ -1504,7 +1636,8 @@ series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 			set->newest_hash = hash;
 		}
 		else
-			index_series(set, hash, empty);
+			index_series(set, set->nseries, hash, empty);
+		set->runs_from = set->nseries;
 		/*
 		 * the next row is likely the new series' own when the series of the
 		 * row before had rows before it (series whose rows come together),
@@ -1616,12 +1749,13 @@ settle_newest(PromSeriesSet *set)
 	PromSeries *into;
 	uint32		empty;
 
-	Assert(set->newest_unindexed && set->last == newest);
+	Assert(set->newest_unindexed && set->last == newest &&
+		   set->runs_from == set->nseries);
 	set->newest_unindexed = false;
 	found = find_series(set, layout, set->newest_hash, newest, &empty);
 	if (found == NULL)
 	{
-		index_series(set, set->newest_hash, empty);
+		index_series(set, set->nseries, set->newest_hash, empty);
 		return newest;
 	}
 
@@ -1637,6 +1771,7 @@ settle_newest(PromSeriesSet *set)
 		set->nunsorted--;
 	}
 	set->nseries--;
+	set->runs_from = set->nseries;
 	layout->nseries--;
 	set->last = into;
 
@@ -1754,6 +1889,8 @@ release_held(PromSeriesSet *set)
 	int			j;
 	int			k;
 
+	if (set->runs_from < set->nseries)
+		index_runs(set);
 	for (j = 0; j < held->count; j++)
 	{
 		uint32		tag = (uint32) (held->rows[j].hash >> 32);
@@ -1798,7 +1935,8 @@ release_held(PromSeriesSet *set)
 			look_up_shared_values(set, layout, NULL);
 			series = create_series(set, layout, NULL, row->t);
 			number = set->nseries;
-			index_series(set, row->hash, empty);
+			index_series(set, set->nseries, row->hash, empty);
+			set->runs_from = set->nseries;
 		}
 		if (previous != NULL)
 			previous->successor = number;
@@ -1928,15 +2066,19 @@ add_row(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 			{
 				uint32		number;
 
-				if (hold_row(set, layout, previous, t, v))
+				if (follows_run(set, previous))
+					number = series_after_run(set, layout, values, isnull, t);
+				else
 				{
-					reset_row_context(set);
-					return;
+					if (hold_row(set, layout, previous, t, v))
+					{
+						reset_row_context(set);
+						return;
+					}
+					if (set->holding != NULL)
+						previous = release_held(set);
+					number = series_of_keys(set, layout, values, isnull, t);
 				}
-				if (set->holding != NULL)
-					previous = release_held(set);
-				number = series_of_keys(set, layout, values, isnull, t);
-
 				series = set->series[number - 1];
 				if (previous != NULL)
 					previous->successor = number;

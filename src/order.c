@@ -479,6 +479,8 @@ PromSortSeries(PromSeriesSet *set)
 			set->result_bytes -= series_field_bytes(s) + series_field_bytes(into);
 			PromMergeSeries(set, into, s);
 			set->result_bytes += series_field_bytes(into);
+			if (unlikely(PromPhases.active))
+				PromPhases.merged++;
 			continue;
 		}
 		series[kept++] = s;

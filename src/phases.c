@@ -6,9 +6,11 @@
  * With the setting on, each call of prom_remote_read or prom_series ends
  * with a NOTICE giving the time of each phase (decode, plan, scan, group,
  * sort, encode, compress, in ms), how many rows, series, samples and bytes
- * it handled, its peak working memory, and how many sample blocks were made
- * to continue their series' head (group.c) and how many of those were given
- * a chained block of their own later.  With it off, every probe is one
+ * it handled, its peak working memory, how many sample blocks were made to
+ * continue their series' head (group.c) and how many of those were given a
+ * chained block of their own later, and how many series were made after a
+ * run of rows without a lookup (group.c) and how many merged into another of
+ * their label set when sorted (order.c).  With it off, every probe is one
  * untaken branch.
  *
  * Phases are timed with the CPU's time-stamp counter where there is one
@@ -108,10 +110,12 @@ PromPhasesFinish(void)
 					 " samples=" INT64_FORMAT " bytes=" INT64_FORMAT
 					 " compressed=" INT64_FORMAT " memory=%zu"
 					 " continuations=" INT64_FORMAT
-					 " continuations_ended=" INT64_FORMAT,
+					 " continuations_ended=" INT64_FORMAT
+					 " after_runs=" INT64_FORMAT " merged=" INT64_FORMAT,
 					 PromPhases.rows, PromPhases.series, PromPhases.samples,
 					 PromPhases.bytes, PromPhases.compressed, PromPhases.memory,
-					 PromPhases.continuations, PromPhases.continuations_ended);
+					 PromPhases.continuations, PromPhases.continuations_ended,
+					 PromPhases.after_runs, PromPhases.merged);
 	ereport(NOTICE, (errmsg_internal("%s", report.data)));
 	pfree(report.data);
 }

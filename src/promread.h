@@ -514,6 +514,10 @@ typedef struct PromPhaseReport
 	Size		memory;
 	int64		continuations;	/* blocks made to continue their head */
 	int64		continuations_ended;	/* of those, given a chained block */
+	int64		after_runs;		/* series made after a run of rows,
+								 * without a lookup */
+	int64		merged;			/* series merged into one of the same
+								 * label set by the sort */
 } PromPhaseReport;
 
 extern PromPhaseReport PromPhases;

@@ -226,6 +226,10 @@ struct PromSeriesSet
 	bool		newest_unindexed;	/* the newest series is not in the index
 									 * yet (group.c, settle_newest) */
 	uint64		newest_hash;	/* and the hash of its keys */
+	int			runs_from;		/* the series from this one on were made
+								 * after runs of rows, without a lookup,
+								 * and are not in the index (group.c,
+								 * index_runs) */
 
 	uint32		successor_misses;	/* guesses of the series that follows
 									 * failed in a row (group.c) */

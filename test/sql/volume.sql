@@ -157,6 +157,32 @@ FROM prom_series('runs', '2024-01-01', '2024-01-03') g
 	JOIN (SELECT host, array_agg(t ORDER BY t) AS ts, array_agg(v ORDER BY t) AS value
 		  FROM runs GROUP BY host) e ON e.host = g.labels->>'host';
 
+-- series whose rows come in runs, a run for each partition of a table
+-- (test/fixtures/parts.sql): series made after runs of rows without a
+-- lookup, again in a later partition, merged by the sort, their samples
+-- sorted; runs that look their series up after such series; the aggregate
+-- over the same rows: every answer is the same as in SQL
+\set parts_rows :abs_srcdir '/fixtures/parts.sql'
+\i :parts_rows
+CREATE FUNCTION parts_check(metric text, OUT series bigint,
+	OUT samples bigint, OUT same bigint) LANGUAGE sql AS $$
+	SELECT count(*), sum(cardinality(g.ts)),
+		count(*) FILTER (WHERE (g.ts, g.value) = (e.ts, e.value))
+	FROM prom_series(metric, '2024-01-01', '2024-01-04') g
+		JOIN (SELECT host, array_agg(t ORDER BY t) AS ts,
+				array_agg(v ORDER BY t) AS value
+			  FROM parts
+			  WHERE metric = 'parts' OR t < '2024-01-02' OR t >= '2024-01-03'
+			  GROUP BY host) e
+		ON e.host = g.labels->>'host' $$;
+SELECT * FROM parts_check('parts');
+SELECT * FROM parts_check('parts_backwards');
+SELECT prom_read_response_json(prom_read_response_agg(t, v,
+		'__name__', 'parts', 'host', host, 'dc', dc))
+	= prom_read_response_json(prom_remote_read(prom_read_request(
+		'parts', '2024-01-01', '2024-01-04'))) AS agg_same
+FROM parts;
+
 -- Rows of the series of the row before are compared by image: the bytes of
 -- their labels as they lie in the row.  Rows of a view over two tables of
 -- different shapes, where the same bytes after host are dc in one and
