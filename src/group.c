@@ -86,16 +86,16 @@
  *
  * A row of other keys than the row before's that follows a run of at least
  * RUN_ROWS rows of the newest series (each series' rows come together) most
- * likely begins a series too, and its series is made without hashing the
- * row's keys (but those whose values are shared), looking in the index or
- * putting it there (series_after_run).  The series so made go into the index
- * together, only when a row is to be looked up there (index_runs: a row that
- * follows a shorter run, held rows), those whose keys it holds already left
- * out.  A row of a series met before that follows a run thus makes a second
- * series of its keys, which the sort merges with the first when the set is
- * finished; such series are at most one for RUN_ROWS rows, so rows that come
- * back to their series in runs (a run for each partition of a table) take
- * at most the memory of series of RUN_ROWS samples.
+ * likely begins a series too, and its series is made without a lookup: only
+ * the keys whose values are shared are hashed, and the index is neither
+ * probed nor written (series_after_run).  The series so made go into the
+ * index together, only when a row is to be looked up there (index_runs: a
+ * row that follows a shorter run, held rows), those whose keys it holds
+ * already left out.  A row of a series met before that follows a run thus
+ * makes a second series of its keys, which the sort merges with the first
+ * when the set is finished; such series are at most one for RUN_ROWS rows,
+ * so rows that come back to their series in runs (a run for each partition
+ * of a table) take at most the memory of series of RUN_ROWS samples.
  *
  * A series is created when no series matches (or before that is known, as
  * above), and put in the index at the empty slot where its lookup's probe
@@ -1571,8 +1571,8 @@ index_runs(PromSeriesSet *set)
  * with it.  Such a series comes after RUN_ROWS samples of another, so they
  * are at most one for RUN_ROWS rows: rows that come back to their series in
  * runs take at most the memory of series of RUN_ROWS samples.  Hashing the
- * row's keys, probing the index and putting the series there, a third of
- * what making a series of 10 samples cost, are spared.
+ * row's keys, probing the index and putting the series there are spared:
+ * about a fifth of making a series of 10 samples (bench/RESULTS.md).
  */
 static pg_noinline uint32
 series_after_run(PromSeriesSet *set, PromLayout *layout, const Datum *values,
