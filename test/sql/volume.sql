@@ -183,6 +183,31 @@ SELECT prom_read_response_json(prom_read_response_agg(t, v,
 		'parts', '2024-01-01', '2024-01-04'))) AS agg_same
 FROM parts;
 
+-- runs of 10 rows, then each host's rows of an hour in no order (held and
+-- looked up sixteen at a time, after the series made after runs are put in
+-- the index), then runs again, the hosts in reverse order and 30 new ones:
+-- the answer is the same as in SQL
+SELECT setseed(0.7);
+CREATE TABLE mixed (t timestamptz, host text, v float8);
+INSERT INTO mixed
+	SELECT '2024-01-01'::timestamptz + k * interval '1 minute', 'h' || h,
+		h * 1000 + k
+	FROM generate_series(1, 300) h, generate_series(1, 10) k ORDER BY h, k;
+INSERT INTO mixed
+	SELECT '2024-01-01 01:00'::timestamptz + k * interval '1 minute', 'h' || h,
+		-(h * 1000 + k)
+	FROM generate_series(1, 300) h, generate_series(1, 20) k ORDER BY random();
+INSERT INTO mixed
+	SELECT '2024-01-01 02:00'::timestamptz + k * interval '1 minute', 'h' || h,
+		h * 1000 + k + 0.5
+	FROM generate_series(1, 330) h, generate_series(1, 10) k ORDER BY h DESC, k;
+SELECT prom_register('mixed');
+SELECT count(*) AS series, sum(cardinality(g.ts)) AS samples,
+	count(*) FILTER (WHERE (g.ts, g.value) = (e.ts, e.value)) AS same
+FROM prom_series('mixed', '2024-01-01', '2024-01-02') g
+	JOIN (SELECT host, array_agg(t ORDER BY t) AS ts, array_agg(v ORDER BY t) AS value
+		  FROM mixed GROUP BY host) e ON e.host = g.labels->>'host';
+
 -- Rows of the series of the row before are compared by image: the bytes of
 -- their labels as they lie in the row.  Rows of a view over two tables of
 -- different shapes, where the same bytes after host are dc in one and
