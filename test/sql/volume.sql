@@ -128,6 +128,23 @@ CALL shares_come_back();
 SELECT shares_estimate(400);
 SELECT * FROM shares_check();
 
+-- a metric of host series registered under its relation's name against its
+-- rows grouped in SQL: series, samples, and series of the same times and
+-- values
+CREATE FUNCTION host_series_check(relation text, OUT series bigint,
+	OUT samples bigint, OUT same bigint) LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE format($q$
+		SELECT count(*), sum(cardinality(g.ts)),
+			count(*) FILTER (WHERE (g.ts, g.value) = (e.ts, e.value))
+		FROM prom_series(%L, '2024-01-01', '2024-01-05') g
+			JOIN (SELECT host, array_agg(t ORDER BY t) AS ts,
+					array_agg(v ORDER BY t) AS value
+				  FROM %I GROUP BY host) e
+			ON e.host = g.labels->>'host' $q$, relation, relation)
+		INTO series, samples, same;
+END $$;
+
 -- series whose rows come together, of 1 to 300 samples each in no order of
 -- length, 150,000 rows: a block grows in place while it is the arena's
 -- newest allocation, and a new block follows where a chunk ends; rows of
@@ -151,11 +168,7 @@ INSERT INTO runs
 	SELECT '2024-01-01'::timestamptz + k * interval '1 second', 'host-7', -k
 	FROM generate_series(1, 5) k;
 SELECT prom_register('runs');
-SELECT count(*) AS series, sum(cardinality(g.ts)) AS samples,
-	count(*) FILTER (WHERE (g.ts, g.value) = (e.ts, e.value)) AS same
-FROM prom_series('runs', '2024-01-01', '2024-01-03') g
-	JOIN (SELECT host, array_agg(t ORDER BY t) AS ts, array_agg(v ORDER BY t) AS value
-		  FROM runs GROUP BY host) e ON e.host = g.labels->>'host';
+SELECT * FROM host_series_check('runs');
 
 -- series whose rows come in runs, a run for each partition of a table
 -- (test/fixtures/parts.sql): series made after runs of rows without a
@@ -164,19 +177,8 @@ FROM prom_series('runs', '2024-01-01', '2024-01-03') g
 -- over the same rows: every answer is the same as in SQL
 \set parts_rows :abs_srcdir '/fixtures/parts.sql'
 \i :parts_rows
-CREATE FUNCTION parts_check(metric text, OUT series bigint,
-	OUT samples bigint, OUT same bigint) LANGUAGE sql AS $$
-	SELECT count(*), sum(cardinality(g.ts)),
-		count(*) FILTER (WHERE (g.ts, g.value) = (e.ts, e.value))
-	FROM prom_series(metric, '2024-01-01', '2024-01-04') g
-		JOIN (SELECT host, array_agg(t ORDER BY t) AS ts,
-				array_agg(v ORDER BY t) AS value
-			  FROM parts
-			  WHERE metric = 'parts' OR t < '2024-01-02' OR t >= '2024-01-03'
-			  GROUP BY host) e
-		ON e.host = g.labels->>'host' $$;
-SELECT * FROM parts_check('parts');
-SELECT * FROM parts_check('parts_backwards');
+SELECT * FROM host_series_check('parts');
+SELECT * FROM host_series_check('parts_backwards');
 SELECT prom_read_response_json(prom_read_response_agg(t, v,
 		'__name__', 'parts', 'host', host, 'dc', dc))
 	= prom_read_response_json(prom_remote_read(prom_read_request(
@@ -202,11 +204,7 @@ INSERT INTO mixed
 		h * 1000 + k + 0.5
 	FROM generate_series(1, 330) h, generate_series(1, 10) k ORDER BY h DESC, k;
 SELECT prom_register('mixed');
-SELECT count(*) AS series, sum(cardinality(g.ts)) AS samples,
-	count(*) FILTER (WHERE (g.ts, g.value) = (e.ts, e.value)) AS same
-FROM prom_series('mixed', '2024-01-01', '2024-01-02') g
-	JOIN (SELECT host, array_agg(t ORDER BY t) AS ts, array_agg(v ORDER BY t) AS value
-		  FROM mixed GROUP BY host) e ON e.host = g.labels->>'host';
+SELECT * FROM host_series_check('mixed');
 
 -- Rows of the series of the row before are compared by image: the bytes of
 -- their labels as they lie in the row.  Rows of a view over two tables of
