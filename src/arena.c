@@ -27,10 +27,24 @@
  * context is reset or deleted, so an error in the middle of a call loses
  * nothing.
  *
+ * Every chunk, in use or kept, is allocated in one memory context of the
+ * backend, "promread arena", so that pg_backend_memory_contexts shows what
+ * promread holds.  The chunks in use are bounded by promread.max_memory: a
+ * chunk that would pass it is refused with SQLSTATE 53200.  Chunks beyond
+ * what is kept go back to the C library, which is asked to return free
+ * memory to the system at the end of a transaction whose reads gave back a
+ * lot of it, their answers included (glibc keeps freed blocks of a size it
+ * has seen freed before in its heap otherwise).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include "access/xact.h"
 #include "promread.h"
 #include "utils/memutils.h"
 
@@ -78,6 +92,32 @@ struct PromArena
 static ArenaChunk *pool[ARENA_SIZES + 1];
 static Size pool_bytes = 0;
 
+/* The context of every chunk, and the bytes of chunks in use by arenas. */
+static MemoryContext arena_context = NULL;
+static Size in_use_bytes = 0;
+
+/*
+ * Bytes given back to the C library by one arena after which it is asked to
+ * return free memory to the system when the transaction ends.
+ */
+#define TRIM_AFTER_BYTES	(4 * 1024 * 1024)
+static bool trim_at_transaction_end = false;
+
+/* At the end of a transaction, return free memory to the system if asked. */
+static void
+trim_after_transaction(XactEvent event, void *arg)
+{
+	if (!trim_at_transaction_end ||
+		(event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+		 event != XACT_EVENT_PARALLEL_COMMIT &&
+		 event != XACT_EVENT_PARALLEL_ABORT))
+		return;
+	trim_at_transaction_end = false;
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
 /* The pool's list for a chunk size. */
 static inline ArenaChunk **
 pool_list(Size size)
@@ -85,14 +125,20 @@ pool_list(Size size)
 	return &pool[size <= ARENA_CHUNK_SIZE ? size / ARENA_GRANULE : 0];
 }
 
-/* Give a list of chunks back to the pool, or to the system. */
-static void
+/*
+ * Give a list of chunks of an arena back to the pool, or, beyond
+ * promread.keep_memory, to the C library; returns the bytes of the latter.
+ */
+static Size
 release_chunks(ArenaChunk *chunk)
 {
+	Size		freed = 0;
+
 	while (chunk != NULL)
 	{
 		ArenaChunk *next = chunk->next;
 
+		in_use_bytes -= chunk->size;
 		if (pool_bytes + chunk->size <= (Size) promread_keep_memory * 1024)
 		{
 			ArenaChunk **list = pool_list(chunk->size);
@@ -102,9 +148,13 @@ release_chunks(ArenaChunk *chunk)
 			pool_bytes += chunk->size;
 		}
 		else
-			free(chunk);
+		{
+			freed += chunk->size;
+			pfree(chunk);
+		}
 		chunk = next;
 	}
+	return freed;
 }
 
 /* Give an arena's chunks back when its memory context goes. */
@@ -113,7 +163,8 @@ arena_release(void *arg)
 {
 	PromArena  *arena = (PromArena *) arg;
 
-	release_chunks(arena->chunks);
+	if (release_chunks(arena->chunks) >= TRIM_AFTER_BYTES)
+		trim_at_transaction_end = true;
 	arena->chunks = NULL;
 	arena->carved = arena->next = NULL;
 	arena->left = 0;
@@ -206,20 +257,31 @@ take_chunk(PromArena *arena, Size size)
 	ArenaChunk *chunk;
 
 	size = TYPEALIGN(ARENA_GRANULE, size);
+	if (in_use_bytes + size > (Size) promread_max_memory * 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("promread's working memory would exceed promread.max_memory (%dkB)",
+						promread_max_memory),
+				 errdetail("The reads in progress hold %zu bytes and need %zu more.",
+						   in_use_bytes, size),
+				 errhint("Select fewer series or a shorter time range, or raise promread.max_memory.")));
 	chunk = pooled_chunk(size);
 	if (chunk == NULL)
 	{
-		chunk = malloc(size);
-		if (chunk == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory"),
-					 errdetail("Failed on request of size %zu in promread.", size)));
+		if (arena_context == NULL)
+		{
+			arena_context = AllocSetContextCreate(TopMemoryContext,
+												  "promread arena",
+												  ALLOCSET_SMALL_SIZES);
+			RegisterXactCallback(trim_after_transaction, NULL);
+		}
+		chunk = MemoryContextAllocHuge(arena_context, size);
 		chunk->size = size;
 	}
 	chunk->next = arena->chunks;
 	arena->chunks = chunk;
 	arena->bytes += chunk->size;
+	in_use_bytes += chunk->size;
 	return chunk;
 }
 
@@ -333,7 +395,7 @@ PromArenaFree(PromArena *arena, void *pointer, Size size)
 	*link = chunk->next;
 	arena->bytes -= chunk->size;
 	chunk->next = NULL;
-	release_chunks(chunk);
+	(void) release_chunks(chunk);
 }
 
 /*

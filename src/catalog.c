@@ -29,6 +29,7 @@
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "tcop/utility.h"
 #include "promread.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -42,6 +43,13 @@
 
 #define CATALOG_TABLE		"prom_metric_catalog"
 #define CATALOG_INDEX		"prom_metric_catalog_pkey"
+
+/*
+ * The lock that writers of the catalog take, held until their transaction
+ * ends: it conflicts with itself, so that two writers of one entry do not
+ * update the same row at once, and not with readers.
+ */
+#define CATALOG_WRITE_LOCK	ShareRowExclusiveLock
 
 /* Columns of the catalog table. */
 enum
@@ -146,10 +154,12 @@ decode_entry(Relation rel, HeapTuple tuple)
 /*
  * The catalog entries whose metric name matches every __name__ matcher of
  * the query, in no particular order.  An equality matcher is looked up by
- * index; the others are evaluated on each registered name.
+ * index (and *named set: the query names its metric); the others are
+ * evaluated on each registered name.  Whether an entry's relation still
+ * exists is checked when it is scanned, under its lock.
  */
 List *
-PromCatalogLookup(const PromQuery *query)
+PromCatalogLookup(const PromQuery *query, bool *named)
 {
 	const char *name_eq = NULL;
 	Relation	rel;
@@ -161,6 +171,7 @@ PromCatalogLookup(const PromQuery *query)
 	List	   *entries = NIL;
 	int			i;
 
+	*named = false;
 	if (query->nmatchers == 0)
 		return NIL;
 	for (i = 0; i < query->nmatchers; i++)
@@ -171,6 +182,7 @@ PromCatalogLookup(const PromQuery *query)
 			(int) strlen(m->value) == m->value_len)
 			name_eq = m->value;
 	}
+	*named = name_eq != NULL;
 
 	snapshot = RegisterSnapshot(ActiveSnapshotSet() ? GetActiveSnapshot() :
 								GetTransactionSnapshot());
@@ -189,8 +201,7 @@ PromCatalogLookup(const PromQuery *query)
 				selected = PromMatcherMatches(m, entry->metric,
 											  strlen(entry->metric));
 		}
-		/* a dropped relation's entry is removed by an event trigger */
-		if (selected && get_rel_relkind(entry->relid) != '\0')
+		if (selected)
 			entries = lappend(entries, entry);
 	}
 	systable_endscan(scan);
@@ -405,6 +416,60 @@ choose_labels(Relation rel, List *columns, ArrayType *named,
 	return labels;
 }
 
+/*
+ * Refuse to write the catalog in a read-only transaction or on a standby,
+ * as PostgreSQL's own commands do (SQLSTATE 25006).
+ */
+static void
+prevent_catalog_write_if_read_only(const char *function)
+{
+	PreventCommandIfReadOnly(function);
+	PreventCommandDuringRecovery(function);
+}
+
+/* Raise an error unless the current user owns the relation. */
+static void
+check_owner(Oid relid)
+{
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER,
+					   get_relkind_objtype(get_rel_relkind(relid)),
+					   get_rel_name(relid));
+}
+
+/*
+ * Raise an error unless the current user may replace or remove a metric's
+ * entry: the owner of the relation it names, or a superuser.  The relation's
+ * name and owner are read from one copy of its pg_class row (it is not
+ * locked: a DROP waiting for the catalog would deadlock with us).  An entry
+ * whose relation is gone may be replaced or removed by a superuser only.
+ */
+static void
+check_entry_owner(const PromMetricEntry *entry, const char *action)
+{
+	HeapTuple	tuple;
+	Form_pg_class form;
+
+	if (superuser())
+		return;
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(entry->relid));
+	if (!HeapTupleIsValid(tuple))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be superuser to %s metric \"%s\"", action,
+						entry->metric),
+				 errdetail("The relation it was registered for no longer exists.")));
+	form = (Form_pg_class) GETSTRUCT(tuple);
+	if (!has_privs_of_role(GetUserId(), form->relowner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of relation %s to %s metric \"%s\"",
+						NameStr(form->relname), action, entry->metric),
+				 errdetail("Metric \"%s\" is registered for relation %s.",
+						   entry->metric, NameStr(form->relname))));
+	ReleaseSysCache(tuple);
+}
+
 /* Insert or replace the catalog entry of a metric. */
 static void
 store_entry(const char *metric, Oid relid, const char *time_column,
@@ -443,29 +508,22 @@ store_entry(const char *metric, Oid relid, const char *time_column,
 		PointerGetDatum(construct_array(names, list_length(labels), NAMEOID,
 										NAMEDATALEN, false, TYPALIGN_CHAR));
 
-	rel = open_catalog(RowExclusiveLock, &indexid);
+	rel = open_catalog(CATALOG_WRITE_LOCK, &indexid);
 	tuple = heap_form_tuple(RelationGetDescr(rel), values, isnull);
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	scan = begin_catalog_scan(rel, indexid, metric, snapshot, &key);
 	old = systable_getnext(scan);
 	if (HeapTupleIsValid(old))
+	{
+		check_entry_owner(decode_entry(rel, old), "replace");
 		CatalogTupleUpdate(rel, &old->t_self, tuple);
+	}
 	else
 		CatalogTupleInsert(rel, tuple);
 	systable_endscan(scan);
 	UnregisterSnapshot(snapshot);
-	table_close(rel, RowExclusiveLock);
+	table_close(rel, NoLock);
 	CommandCounterIncrement();
-}
-
-/* Raise an error unless the current user owns the relation. */
-static void
-check_owner(Oid relid)
-{
-	if (!pg_class_ownercheck(relid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER,
-					   get_relkind_objtype(get_rel_relkind(relid)),
-					   get_rel_name(relid));
 }
 
 /*
@@ -484,12 +542,18 @@ prom_register(PG_FUNCTION_ARGS)
 	RelColumn  *value_column;
 	List	   *labels;
 
+	prevent_catalog_write_if_read_only("prom_register()");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("relation must not be NULL")));
 	relid = PG_GETARG_OID(0);
-	rel = relation_open(relid, AccessShareLock);
+	rel = try_relation_open(relid, AccessShareLock);
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid),
+				 errdetail("It was dropped while it was being registered.")));
 	relkind = rel->rd_rel->relkind;
 	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE &&
 		relkind != RELKIND_VIEW && relkind != RELKIND_MATVIEW &&
@@ -499,6 +563,13 @@ prom_register(PG_FUNCTION_ARGS)
 				 errmsg("\"%s\" cannot be registered as a metric",
 						RelationGetRelationName(rel)),
 				 errdetail("Only tables, partitioned tables, views, materialized views and foreign tables can be registered.")));
+	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("temporary relation \"%s\" cannot be registered as a metric",
+						RelationGetRelationName(rel)),
+				 errdetail("A temporary relation is dropped with its session without telling promread, and no other session can read it."),
+				 errhint("Register a permanent or unlogged table, or a view over one.")));
 	check_owner(relid);
 
 	metric = PG_ARGISNULL(1) ? pstrdup(RelationGetRelationName(rel)) :
@@ -551,27 +622,20 @@ prom_unregister(PG_FUNCTION_ARGS)
 	HeapTuple	tuple;
 	bool		found = false;
 
-	rel = open_catalog(RowExclusiveLock, &indexid);
+	prevent_catalog_write_if_read_only("prom_unregister()");
+	rel = open_catalog(CATALOG_WRITE_LOCK, &indexid);
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	scan = begin_catalog_scan(rel, indexid, metric, snapshot, &key);
 	tuple = systable_getnext(scan);
 	if (HeapTupleIsValid(tuple))
 	{
-		PromMetricEntry *entry = decode_entry(rel, tuple);
-
-		if (get_rel_relkind(entry->relid) != '\0')
-			check_owner(entry->relid);
-		else if (!superuser())
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("must be superuser to unregister metric \"%s\"",
-							metric)));
+		check_entry_owner(decode_entry(rel, tuple), "unregister");
 		CatalogTupleDelete(rel, &tuple->t_self);
 		found = true;
 	}
 	systable_endscan(scan);
 	UnregisterSnapshot(snapshot);
-	table_close(rel, RowExclusiveLock);
+	table_close(rel, NoLock);
 	CommandCounterIncrement();
 	PG_RETURN_BOOL(found);
 }

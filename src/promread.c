@@ -22,7 +22,8 @@ int			promread_max_samples = 50000000;
 int			promread_max_request_bytes = 32 * 1024 * 1024;
 int			promread_max_frame_bytes = 1024 * 1024;
 bool		promread_report_phases = false;
-int			promread_keep_memory = 128 * 1024;
+int			promread_keep_memory = 4 * 1024;
+int			promread_max_memory = 1024 * 1024;
 
 void		_PG_init(void);
 
@@ -53,9 +54,16 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("promread.keep_memory",
 							"Working memory a backend keeps between calls for reuse.",
-							"Series sets allocate in chunks of up to 256 kB; up to this much is kept when a call ends, so the next call does not fault fresh pages in.",
+							"Series sets allocate in chunks of up to 256 kB; up to this much is kept when a call ends, so the next call does not fault fresh pages in; the rest is given back.",
 							&promread_keep_memory,
-							128 * 1024, 0, MAX_KILOBYTES,
+							4 * 1024, 0, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("promread.max_memory",
+							"Maximum working memory of promread's reads in a backend.",
+							"The series sets of the reads in progress may hold at most this much; a read that needs more fails.",
+							&promread_max_memory,
+							1024 * 1024, 1024, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 	DefineCustomBoolVariable("promread.report_phases",
@@ -63,7 +71,7 @@ _PG_init(void)
 							 "prom_remote_read and prom_series end with a NOTICE giving the time of decode, plan, scan, group, sort, encode and compress, and the rows, series, samples, bytes and peak memory.",
 							 &promread_report_phases,
 							 false,
-							 PGC_USERSET, 0,
+							 PGC_SUSET, 0,
 							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("promread");
 	PromScanInit();

@@ -36,6 +36,7 @@ extern int	promread_max_request_bytes;
 extern int	promread_max_frame_bytes;
 extern bool promread_report_phases;
 extern int	promread_keep_memory;
+extern int	promread_max_memory;
 
 /*---- Matchers (matcher.c, selector.c) ----*/
 
@@ -91,7 +92,7 @@ typedef struct PromMetricEntry
 	char	  **label_columns;
 } PromMetricEntry;
 
-extern List *PromCatalogLookup(const PromQuery *query);
+extern List *PromCatalogLookup(const PromQuery *query, bool *named);
 
 /*---- Arenas (arena.c) ----*/
 
@@ -446,8 +447,9 @@ extern void PromSeriesCopySamples(const PromSeries *series, void *dest);
 /*---- Query execution (scan.c, query.c) ----*/
 
 extern void PromScanInit(void);
+extern void PromScanBeginCall(void);
 extern void PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
-						   const PromQuery *query);
+						   const PromQuery *query, bool named);
 extern PromSeriesSet *PromRunQuery(const PromQuery *query,
 								   MemoryContext context);
 

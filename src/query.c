@@ -26,15 +26,16 @@ PromRunQuery(const PromQuery *query, MemoryContext context)
 	{
 		List	   *entries;
 		ListCell   *lc;
+		bool		named;
 
 		begin = PromPhaseBegin();
-		entries = PromCatalogLookup(query);
+		entries = PromCatalogLookup(query, &named);
 		PromPhaseEnd(PROM_PHASE_PLAN, begin);
 		if (entries != NIL)
 		{
 			SPI_connect();
 			foreach(lc, entries)
-				PromScanMetric(set, lfirst(lc), query);
+				PromScanMetric(set, lfirst(lc), query, named);
 			SPI_finish();
 		}
 	}

@@ -50,6 +50,7 @@ prom_remote_read(PG_FUNCTION_ARGS)
 	int			i;
 
 	PromPhasesStart();
+	PromScanBeginCall();
 	callcxt = AllocSetContextCreate(CurrentMemoryContext, "prom_remote_read",
 									ALLOCSET_SMALL_SIZES);
 	oldcxt = MemoryContextSwitchTo(callcxt);

@@ -46,6 +46,8 @@
 #include <xxhash.h>
 
 #include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
@@ -59,7 +61,9 @@
 #include "utils/datetime.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "storage/lmgr.h"
 #include "utils/pg_locale.h"
+#include "utils/resowner.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
@@ -73,14 +77,15 @@ typedef enum TimeKind
 	TIME_EPOCH_MS				/* bigint, ms since the Unix epoch */
 } TimeKind;
 
-/* A label column of the relation being scanned. */
-typedef struct LabelColumn
+/* A registered column of the relation being scanned, read under its lock. */
+typedef struct MetricColumn
 {
 	const char *name;
-	Oid			type;			/* base type */
+	Oid			type;			/* declared type: the scan's result type */
+	Oid			basetype;		/* with domains looked through */
 	Oid			collation;
-	PromLabelKind kind;
-} LabelColumn;
+	PromLabelKind kind;			/* of a label column */
+} MetricColumn;
 
 /* The statement being built for one scan. */
 typedef struct ScanStatement
@@ -98,6 +103,9 @@ typedef struct ScanReceiver
 	PromSeriesSet *set;
 	PromLayout *layout;
 	int			nlabels;		/* label columns come first in the row */
+	int			ncolumns;		/* labels, time and value */
+	const Oid  *result_types;	/* of each column, as the layout assumes */
+	const char *metric;
 	TimeKind	time_kind;
 	uint64		sum;			/* of the samples read without grouping them
 								 * (scan_read_only) */
@@ -112,6 +120,9 @@ typedef struct PlanCacheEntry
 } PlanCacheEntry;
 
 static HTAB *plan_cache = NULL;
+
+/* Metrics whose misfit this call has reported (report_misfit). */
+static List *warned_misfits = NIL;
 
 static ExecutorStart_hook_type previous_executor_start = NULL;
 
@@ -164,10 +175,10 @@ literal_array(const PromRegex *regex)
  * match.
  */
 static bool
-add_enum_predicate(ScanStatement *stmt, const LabelColumn *column,
+add_enum_predicate(ScanStatement *stmt, const MetricColumn *column,
 				   const char *quoted, const PromMatcher *matcher)
 {
-	const PromEnumLabels *labels = PromEnumLabelsOf(column->type);
+	const PromEnumLabels *labels = PromEnumLabelsOf(column->basetype);
 	Datum	   *matching = palloc(sizeof(Datum) * Max(labels->nlabels, 1));
 	Datum	   *others = palloc(sizeof(Datum) * Max(labels->nlabels, 1));
 	int			nmatching = 0;
@@ -199,10 +210,10 @@ add_enum_predicate(ScanStatement *stmt, const LabelColumn *column,
 	}
 
 	complement = nothers < nmatching;
-	param = add_param(stmt, get_array_type(column->type),
+	param = add_param(stmt, get_array_type(column->basetype),
 					  PointerGetDatum(construct_array(complement ? others : matching,
 													  complement ? nothers : nmatching,
-													  column->type, sizeof(Oid),
+													  column->basetype, sizeof(Oid),
 													  true, TYPALIGN_INT)));
 	appendStringInfoString(&stmt->sql, " AND ");
 	if (matcher->matches_empty)
@@ -217,7 +228,7 @@ add_enum_predicate(ScanStatement *stmt, const LabelColumn *column,
 
 /* The predicate of a matcher on a column compared as text. */
 static void
-add_text_predicate(ScanStatement *stmt, const LabelColumn *column,
+add_text_predicate(ScanStatement *stmt, const MetricColumn *column,
 				   const char *quoted, const PromMatcher *matcher)
 {
 	char	   *expr = (char *) quoted;
@@ -264,8 +275,8 @@ add_text_predicate(ScanStatement *stmt, const LabelColumn *column,
 }
 
 /* Find a label column by label name, or NULL. */
-static const LabelColumn *
-find_label(const LabelColumn *columns, int ncolumns, const char *name)
+static const MetricColumn *
+find_label(const MetricColumn *columns, int ncolumns, const char *name)
 {
 	int			i;
 
@@ -273,25 +284,6 @@ find_label(const LabelColumn *columns, int ncolumns, const char *name)
 		if (strcmp(columns[i].name, name) == 0)
 			return &columns[i];
 	return NULL;
-}
-
-/* Look up a registered column and its base type, or raise an error. */
-static Oid
-registered_column_type(const PromMetricEntry *entry, const char *column,
-					   Oid *collation)
-{
-	AttrNumber	attnum = get_attnum(entry->relid, column);
-	Oid			type;
-	int32		typmod;
-
-	if (attnum == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" of relation \"%s\" registered for metric \"%s\" does not exist",
-						column, get_rel_name(entry->relid), entry->metric),
-				 errhint("Register the metric again with prom_register().")));
-	get_atttypetypmodcoll(entry->relid, attnum, &type, &typmod, collation);
-	return getBaseType(type);
 }
 
 /* How the engine should read a label column of the given base type. */
@@ -311,12 +303,19 @@ label_kind(Oid type)
 	return byval ? PROM_LABEL_SCALAR : PROM_LABEL_BINARY;
 }
 
-/* Get the cached plan of a statement, preparing it on first use. */
+/*
+ * Get the cached plan of a statement, preparing it on first use.  The plan
+ * is prepared and kept before its entry is made, so that an error while
+ * preparing (a column re-typed, a lock wait cancelled) leaves no entry
+ * behind; nothing between making the entry and filling it can fail.
+ */
 static SPIPlanPtr
 cached_plan(const ScanStatement *stmt)
 {
 	StringInfoData key;
 	PlanCacheEntry *entry;
+	SPIPlanPtr	plan;
+	char	   *kept_key;
 	uint64		hash;
 	bool		found;
 	int			i;
@@ -342,6 +341,16 @@ cached_plan(const ScanStatement *stmt)
 	if (entry != NULL && strcmp(entry->key, key.data) == 0)
 		return entry->plan;
 
+	plan = SPI_prepare_cursor(stmt->sql.data, stmt->nparams,
+							  (Oid *) stmt->param_types,
+							  CURSOR_OPT_PARALLEL_OK | CURSOR_OPT_CUSTOM_PLAN);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare promread scan: %s",
+			 SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "could not keep promread scan plan");
+	kept_key = MemoryContextStrdup(TopMemoryContext, key.data);
+
 	if (entry == NULL && hash_get_num_entries(plan_cache) >= PLAN_CACHE_MAX)
 	{
 		HASH_SEQ_STATUS status;
@@ -362,19 +371,9 @@ cached_plan(const ScanStatement *stmt)
 		SPI_freeplan(entry->plan);
 		pfree(entry->key);
 	}
-	entry->key = NULL;
-	entry->plan = SPI_prepare_cursor(stmt->sql.data, stmt->nparams,
-									 (Oid *) stmt->param_types,
-									 CURSOR_OPT_PARALLEL_OK |
-									 CURSOR_OPT_CUSTOM_PLAN);
-	if (entry->plan == NULL || SPI_keepplan(entry->plan) != 0)
-	{
-		hash_search(plan_cache, &hash, HASH_REMOVE, NULL);
-		elog(ERROR, "could not prepare promread scan: %s",
-			 SPI_result_code_string(SPI_result));
-	}
-	entry->key = MemoryContextStrdup(TopMemoryContext, key.data);
-	return entry->plan;
+	entry->key = kept_key;
+	entry->plan = plan;
+	return plan;
 }
 
 /*
@@ -429,12 +428,30 @@ scan_read_only(TupleTableSlot *slot, DestReceiver *self)
 	return true;
 }
 
-/* Nothing to do at the start or the end of the scan's rows. */
+/*
+ * Check, before the first row, that the rows are those the layout was built
+ * for: the relation was locked before its columns were read, so they cannot
+ * have changed since, but a row read by the wrong kind of key would be a
+ * pointer made of an integer, so the executor's own result types are
+ * checked against what the layout assumed.
+ */
 static void
 scan_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
+	ScanReceiver *receiver = (ScanReceiver *) self;
+	int			i;
+
+	for (i = 0; i < receiver->ncolumns; i++)
+		if (typeinfo->natts != receiver->ncolumns ||
+			TupleDescAttr(typeinfo, i)->atttypid != receiver->result_types[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("relation of metric \"%s\" changed while it was read",
+							receiver->metric),
+					 errhint("Retry the read.")));
 }
 
+/* Nothing to do at the end of the scan's rows. */
 static void
 scan_shutdown(DestReceiver *self)
 {
@@ -474,154 +491,368 @@ PromScanInit(void)
 }
 
 /*
- * For promread.report_phases, the scan just run (with_grouping ticks) is run
- * again with a receiver that reads each row as scan_receive does but groups
- * none: its time is the scan phase's, and the rest of the first run's the
- * group phase's, all that grouping adds to the scan, its cache misses
- * included.  Grouping is a few dozen instructions a row that the processor
- * overlaps with the executor's own: timed row by row, between fences, it
- * read up to six times what it adds (bench/RESULTS.md).  The plan and its
- * parameters are the same, and so are the rows, in the same snapshot.
+ * Run the scan's plan into the receiver.  For promread.report_phases, the
+ * scan is then run again with a receiver that reads each row as
+ * scan_receive does but groups none: its time is the scan phase's, and the
+ * rest of the first run's the group phase's, all that grouping adds to the
+ * scan, its cache misses included (a row's grouping overlaps with the
+ * executor's own work, so timing it row by row would overstate it).  The
+ * plan and its parameters are the same, and so are the rows, in the same
+ * snapshot.
  */
 static void
-time_scan_alone(SPIPlanPtr plan, SPIExecuteOptions *options,
-				ScanReceiver *receiver, uint64 with_grouping)
+run_scan(SPIPlanPtr plan, SPIExecuteOptions *options, ScanReceiver *receiver)
 {
-	uint64		begin;
+	uint64		begin = PromPhaseBegin();
+	uint64		with_grouping;
 	int			rc;
 
+	rc = SPI_execute_plan_extended(plan, options);
+	if (rc < 0)
+		elog(ERROR, "promread scan failed: %s", SPI_result_code_string(rc));
+	if (likely(!PromPhases.active))
+		return;
+
+	with_grouping = PromTicks() - begin;
 	receiver->pub.receiveSlot = scan_read_only;
 	begin = PromTicks();
 	rc = SPI_execute_plan_extended(plan, options);
 	if (rc < 0)
 		elog(ERROR, "promread scan failed: %s", SPI_result_code_string(rc));
 	PromPhasesScanned(with_grouping, PromTicks() - begin);
+	receiver->pub.receiveSlot = scan_receive;
 }
 
 /*
- * Read the rows of one metric relation that the query selects into the
- * series set.  The caller is connected to SPI.
+ * Run the scan of a metric that the query selects without naming it, in a
+ * subtransaction: a relation that the caller may not read (a view whose
+ * owner may not read what it reads, say) is skipped, as rows hidden by
+ * row-level security are, rather than failing the query for every metric
+ * it selects.  Privileges are checked before the first row; any other
+ * error, or one after rows were added, fails the query.
+ */
+static void
+run_scan_skipping_unreadable(SPIPlanPtr plan, SPIExecuteOptions *options,
+							 ScanReceiver *receiver)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	int64		rows_before = PromSeriesSetSampleCount(receiver->set);
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		run_scan(plan, options, receiver);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *error;
+
+		MemoryContextSwitchTo(oldcxt);
+		error = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		receiver->pub.receiveSlot = scan_receive;
+		if (error->sqlerrcode != ERRCODE_INSUFFICIENT_PRIVILEGE ||
+			PromSeriesSetSampleCount(receiver->set) != rows_before)
+			ReThrowError(error);
+		FreeErrorData(error);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Report a registration that no longer fits its relation (a registered
+ * column dropped, renamed or re-typed).  A query that names the metric
+ * fails; one that selects it otherwise skips it, with a warning once per
+ * call, so that one broken registration does not fail every query that
+ * selects metrics by their labels.
+ */
+static void
+report_misfit(const PromMetricEntry *entry, bool named, int sqlstate,
+			  const char *problem)
+{
+	if (!named)
+	{
+		MemoryContext oldcxt;
+
+		if (list_member_oid(warned_misfits, entry->relid))
+			return;
+		oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+		warned_misfits = lappend_oid(warned_misfits, entry->relid);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	ereport(named ? ERROR : WARNING,
+			(errcode(sqlstate),
+			 errmsg("%s", problem),
+			 named ? 0 :
+			 errdetail("Metric \"%s\" is skipped by queries that do not name it.",
+					   entry->metric),
+			 errhint("Register the metric again with prom_register().")));
+}
+
+/*
+ * Forget which misfits were reported: called when a read begins.  The list
+ * lives in TopMemoryContext, so that a read nested in another (a metric
+ * view that calls prom_series) cannot leave it pointing at freed memory.
  */
 void
-PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
-			   const PromQuery *query)
+PromScanBeginCall(void)
 {
-	int			nlabels = entry->nlabels;
-	LabelColumn *columns = palloc(sizeof(LabelColumn) * (nlabels + 1));
-	const char **names = palloc(sizeof(char *) * (nlabels + 1));
-	PromLabelKind *kinds = palloc(sizeof(PromLabelKind) * (nlabels + 1));
-	Oid		   *types = palloc(sizeof(Oid) * (nlabels + 1));
-	const char **const_values = palloc0(sizeof(char *) * (nlabels + 1));
-	ScanStatement stmt;
-	ScanReceiver receiver;
-	SPIExecuteOptions options;
-	ParamListInfo params;
-	Oid			time_type;
-	Oid			value_type;
-	Oid			collation;
-	const char *time_quoted;
-	const char *value_quoted;
-	SPIPlanPtr	plan;
-	uint64		begin = PromPhaseBegin();
+	list_free(warned_misfits);
+	warned_misfits = NIL;
+}
+
+/*
+ * Lock the metric's relation before reading its columns, so that no DDL
+ * changes them until the transaction ends, and check that it can be read.
+ * False when it is to be skipped: dropped since the catalog was read (its
+ * entry goes with it), or another session's temporary table, which no
+ * other session can read.
+ */
+static bool
+lock_metric_relation(const PromMetricEntry *entry, bool named)
+{
+	Oid			relid = entry->relid;
+
+	LockRelationOid(relid, AccessShareLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+	{
+		UnlockRelationOid(relid, AccessShareLock);
+		return false;
+	}
+	if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP &&
+		!isTempOrTempToastNamespace(get_rel_namespace(relid)))
+	{
+		if (named)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("metric \"%s\" is a temporary relation of another session",
+							entry->metric),
+					 errhint("Unregister the metric with prom_unregister().")));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Read a registered column of the locked relation: its declared type (the
+ * scan's result type), base type and collation.  False when it is missing.
+ */
+static bool
+read_column(const PromMetricEntry *entry, const char *name, bool named,
+			MetricColumn *column)
+{
+	AttrNumber	attnum = get_attnum(entry->relid, name);
+	int32		typmod;
+
+	column->name = name;
+	if (attnum == InvalidAttrNumber)
+	{
+		report_misfit(entry, named, ERRCODE_UNDEFINED_COLUMN,
+					  psprintf("column \"%s\" of relation \"%s\" registered for metric \"%s\" does not exist",
+							   name, get_rel_name(entry->relid), entry->metric));
+		return false;
+	}
+	get_atttypetypmodcoll(entry->relid, attnum, &column->type, &typmod,
+						  &column->collation);
+	column->basetype = getBaseType(column->type);
+	return true;
+}
+
+/* Check a time or value column's type; false (reported) when it is not one. */
+static bool
+check_column_type(const PromMetricEntry *entry, bool named,
+				  const MetricColumn *column, const char *role, bool ok)
+{
+	if (!ok)
+		report_misfit(entry, named, ERRCODE_DATATYPE_MISMATCH,
+					  psprintf("%s column \"%s\" of metric \"%s\" has type %s",
+							   role, column->name, entry->metric,
+							   format_type_be(column->type)));
+	return ok;
+}
+
+/*
+ * Read the registered columns of the locked relation as they are now: false
+ * when the registration no longer fits them (reported).
+ */
+static bool
+read_metric_columns(const PromMetricEntry *entry, bool named,
+					MetricColumn *time_column, MetricColumn *value_column,
+					MetricColumn *labels)
+{
+	Oid			type;
 	int			i;
-	int			rc;
 
-	/* the columns, as they are now */
-	time_type = registered_column_type(entry, entry->time_column, &collation);
-	value_type = registered_column_type(entry, entry->value_column, &collation);
-	if (time_type != TIMESTAMPTZOID && time_type != TIMESTAMPOID &&
-		time_type != INT8OID)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("time column \"%s\" of metric \"%s\" has type %s",
-						entry->time_column, entry->metric,
-						format_type_be(time_type)),
-				 errhint("Register the metric again with prom_register().")));
-	for (i = 0; i < nlabels; i++)
+	if (!read_column(entry, entry->time_column, named, time_column) ||
+		!read_column(entry, entry->value_column, named, value_column))
+		return false;
+	type = time_column->basetype;
+	if (!check_column_type(entry, named, time_column, "time",
+						   type == TIMESTAMPTZOID || type == TIMESTAMPOID ||
+						   type == INT8OID))
+		return false;
+	type = value_column->basetype;
+	if (!check_column_type(entry, named, value_column, "value",
+						   type == FLOAT8OID || type == FLOAT4OID ||
+						   type == NUMERICOID || type == INT2OID ||
+						   type == INT4OID || type == INT8OID))
+		return false;
+	for (i = 0; i < entry->nlabels; i++)
 	{
-		columns[i].name = entry->label_columns[i];
-		columns[i].type = registered_column_type(entry, columns[i].name,
-												 &columns[i].collation);
-		columns[i].kind = label_kind(columns[i].type);
-		names[i] = columns[i].name;
-		kinds[i] = columns[i].kind;
-		types[i] = columns[i].type;
+		if (!read_column(entry, entry->label_columns[i], named, &labels[i]))
+			return false;
+		labels[i].kind = label_kind(labels[i].basetype);
 	}
+	return true;
+}
 
-	/* the statement: label columns, time, value; then the predicates */
-	time_quoted = quote_identifier(entry->time_column);
-	value_quoted = quote_identifier(entry->value_column);
-	memset(&stmt, 0, sizeof(stmt));
-	initStringInfo(&stmt.sql);
-	appendStringInfoString(&stmt.sql, "SELECT ");
-	for (i = 0; i < nlabels; i++)
-		appendStringInfo(&stmt.sql, "%s, ", quote_identifier(columns[i].name));
-	if (value_type == FLOAT8OID)
-		appendStringInfo(&stmt.sql, "%s, %s", time_quoted, value_quoted);
-	else
-		appendStringInfo(&stmt.sql, "%s, CAST(%s AS pg_catalog.float8)",
-						 time_quoted, value_quoted);
-	appendStringInfo(&stmt.sql, " FROM %s WHERE",
-					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(entry->relid)),
-												get_rel_name(entry->relid)));
-
-	if (time_type == INT8OID)
-	{
-		add_param(&stmt, INT8OID, Int64GetDatum(query->start_ms));
-		add_param(&stmt, INT8OID, Int64GetDatum(query->end_ms));
-		appendStringInfo(&stmt.sql,
-						 " %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<=) $2",
-						 time_quoted, time_quoted);
-	}
-	else
-	{
-		add_param(&stmt, time_type,
-				  Int64GetDatum(ms_lower_bound(query->start_ms)));
-		add_param(&stmt, time_type,
-				  Int64GetDatum(query->end_ms == PG_INT64_MAX ? END_TIMESTAMP :
-								ms_lower_bound(query->end_ms + 1)));
-		appendStringInfo(&stmt.sql,
-						 " %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2",
-						 time_quoted, time_quoted);
-	}
+/*
+ * Add the predicates of the query's matchers on labels; false when no row
+ * can match.
+ */
+static bool
+add_matchers(ScanStatement *stmt, const PromQuery *query,
+			 const MetricColumn *labels, int nlabels)
+{
+	int			i;
 
 	for (i = 0; i < query->nmatchers; i++)
 	{
 		const PromMatcher *matcher = &query->matchers[i];
-		const LabelColumn *column;
+		const MetricColumn *column;
 
 		if (strcmp(matcher->name, "__name__") == 0)
 			continue;			/* decided by the catalog lookup */
-		column = find_label(columns, nlabels, matcher->name);
+		column = find_label(labels, nlabels, matcher->name);
 		if (column == NULL)
 		{
+			/* the label is missing on every row */
 			if (!matcher->matches_empty)
-			{
-				/* the label is missing on every row */
-				PromPhaseEnd(PROM_PHASE_PLAN, begin);
-				return;
-			}
+				return false;
 			continue;
 		}
 		if (column->kind == PROM_LABEL_ENUM)
 		{
-			if (!add_enum_predicate(&stmt, column,
+			if (!add_enum_predicate(stmt, column,
 									quote_identifier(column->name), matcher))
-			{
-				PromPhaseEnd(PROM_PHASE_PLAN, begin);
-				return;
-			}
+				return false;
 		}
 		else
-			add_text_predicate(&stmt, column, quote_identifier(column->name),
+			add_text_predicate(stmt, column, quote_identifier(column->name),
 							   matcher);
 	}
+	return true;
+}
 
-	/* __name__ is a constant label after the label columns */
+/*
+ * Add the time range: [start, end] in ms on a bigint column; on a timestamp
+ * column, from the first timestamp of the start's millisecond to before the
+ * first of the millisecond after the end.
+ */
+static void
+add_time_range(ScanStatement *stmt, const PromQuery *query,
+			   const MetricColumn *time_column)
+{
+	const char *quoted = quote_identifier(time_column->name);
+	Oid			type = time_column->basetype;
+
+	if (type == INT8OID)
+	{
+		add_param(stmt, INT8OID, Int64GetDatum(query->start_ms));
+		add_param(stmt, INT8OID, Int64GetDatum(query->end_ms));
+		appendStringInfo(&stmt->sql,
+						 " %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<=) $2",
+						 quoted, quoted);
+		return;
+	}
+	add_param(stmt, type, Int64GetDatum(ms_lower_bound(query->start_ms)));
+	add_param(stmt, type,
+			  Int64GetDatum(query->end_ms == PG_INT64_MAX ? END_TIMESTAMP :
+							ms_lower_bound(query->end_ms + 1)));
+	appendStringInfo(&stmt->sql,
+					 " %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2",
+					 quoted, quoted);
+}
+
+/*
+ * Read the rows of one metric relation that the query selects into the
+ * series set.  named: the query names this metric (an equality matcher on
+ * __name__), so that a relation the caller may not read, or a registration
+ * that no longer fits, is an error rather than a metric skipped.  The
+ * caller is connected to SPI.
+ */
+void
+PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
+			   const PromQuery *query, bool named)
+{
+	int			nlabels = entry->nlabels;
+	MetricColumn *labels = palloc(sizeof(MetricColumn) * Max(nlabels, 1));
+	const char **names = palloc(sizeof(char *) * (nlabels + 1));
+	PromLabelKind *kinds = palloc(sizeof(PromLabelKind) * (nlabels + 1));
+	Oid		   *types = palloc(sizeof(Oid) * (nlabels + 1));
+	Oid		   *result_types = palloc(sizeof(Oid) * (nlabels + 2));
+	const char **const_values = palloc0(sizeof(char *) * (nlabels + 1));
+	MetricColumn time_column;
+	MetricColumn value_column;
+	ScanStatement stmt;
+	ScanReceiver receiver;
+	SPIExecuteOptions options;
+	ParamListInfo params;
+	SPIPlanPtr	plan;
+	uint64		begin = PromPhaseBegin();
+	int			i;
+
+	if (!lock_metric_relation(entry, named) ||
+		!read_metric_columns(entry, named, &time_column, &value_column, labels))
+	{
+		PromPhaseEnd(PROM_PHASE_PLAN, begin);
+		return;
+	}
+
+	/* the statement: label columns, time, value; then the predicates */
+	memset(&stmt, 0, sizeof(stmt));
+	initStringInfo(&stmt.sql);
+	appendStringInfoString(&stmt.sql, "SELECT ");
+	for (i = 0; i < nlabels; i++)
+		appendStringInfo(&stmt.sql, "%s, ", quote_identifier(labels[i].name));
+	appendStringInfo(&stmt.sql, "%s, ", quote_identifier(time_column.name));
+	if (value_column.type == FLOAT8OID)
+		appendStringInfoString(&stmt.sql, quote_identifier(value_column.name));
+	else
+		appendStringInfo(&stmt.sql, "CAST(%s AS pg_catalog.float8)",
+						 quote_identifier(value_column.name));
+	appendStringInfo(&stmt.sql, " FROM %s WHERE",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(entry->relid)),
+												get_rel_name(entry->relid)));
+	add_time_range(&stmt, query, &time_column);
+	if (!add_matchers(&stmt, query, labels, nlabels))
+	{
+		PromPhaseEnd(PROM_PHASE_PLAN, begin);
+		return;
+	}
+
+	/* the layout: the label columns, then __name__, a constant label */
+	for (i = 0; i < nlabels; i++)
+	{
+		names[i] = labels[i].name;
+		kinds[i] = labels[i].kind;
+		types[i] = labels[i].basetype;
+		result_types[i] = labels[i].type;
+	}
 	names[nlabels] = "__name__";
 	kinds[nlabels] = PROM_LABEL_CONST;
 	types[nlabels] = TEXTOID;
 	const_values[nlabels] = entry->metric;
+	result_types[nlabels] = time_column.type;
+	result_types[nlabels + 1] = FLOAT8OID;
 
 	memset(&receiver, 0, sizeof(receiver));
 	receiver.pub.receiveSlot = scan_receive;
@@ -633,7 +864,11 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 	receiver.layout = PromLayoutCreate(set, nlabels + 1, names, kinds, types,
 									   const_values);
 	receiver.nlabels = nlabels;
-	receiver.time_kind = time_type == INT8OID ? TIME_EPOCH_MS : TIME_TIMESTAMP;
+	receiver.ncolumns = nlabels + 2;
+	receiver.result_types = result_types;
+	receiver.metric = entry->metric;
+	receiver.time_kind = time_column.basetype == INT8OID ?
+		TIME_EPOCH_MS : TIME_TIMESTAMP;
 
 	params = makeParamList(stmt.nparams);
 	params->numParams = stmt.nparams;
@@ -654,10 +889,8 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 	options.params = params;
 	options.read_only = true;
 	options.dest = &receiver.pub;
-	begin = PromPhaseBegin();
-	rc = SPI_execute_plan_extended(plan, &options);
-	if (rc < 0)
-		elog(ERROR, "promread scan failed: %s", SPI_result_code_string(rc));
-	if (unlikely(PromPhases.active))
-		time_scan_alone(plan, &options, &receiver, PromTicks() - begin);
+	if (named)
+		run_scan(plan, &options, &receiver);
+	else
+		run_scan_skipping_unreadable(plan, &options, &receiver);
 }

@@ -145,6 +145,7 @@ prom_series(PG_FUNCTION_ARGS)
 	SetSingleFuncCall(fcinfo, 0);
 #endif
 	PromPhasesStart();
+	PromScanBeginCall();
 	callcxt = AllocSetContextCreate(CurrentMemoryContext, "prom_series",
 									ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(callcxt);

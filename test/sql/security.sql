@@ -41,7 +41,7 @@ RESET ROLE;
 SET ROLE regress_owner;
 ALTER TABLE secret ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant_rows ON secret FOR SELECT
-	USING (tenant = current_setting('request.jwt.claims', true)::jsonb->>'tenant');
+	USING (tenant = nullif(current_setting('request.jwt.claims', true), '')::jsonb->>'tenant');
 RESET ROLE;
 SET ROLE regress_reader;
 SELECT labels, value FROM prom_series('secret', '2024-01-01', '2024-01-02');
@@ -68,6 +68,85 @@ RESET ROLE;
 SELECT prom_register('secret', 'secret_copy');
 SELECT prom_unregister('secret_copy');
 
-DROP TABLE secret, partial;
+-- nobody but the owner of the relation an entry names (or a superuser) may
+-- replace or remove the entry: a stranger's table cannot take a metric over
+GRANT CREATE ON SCHEMA public TO regress_stranger;
+SET ROLE regress_stranger;
+CREATE TABLE fake (t timestamptz, tenant text, host text, v float8);
+INSERT INTO fake VALUES ('2024-01-01 00:00:01', 'acme', 'fake', 666);
+GRANT SELECT ON fake TO PUBLIC;
+SELECT prom_register('fake', 'secret');
+SELECT prom_unregister('secret');
+RESET ROLE;
+SELECT metric, relation FROM prom_metrics WHERE metric = 'secret';
+SET ROLE regress_reader;
+SET request.jwt.claims = '{"tenant": "acme"}';
+SELECT labels, value FROM prom_series('secret', '2024-01-01', '2024-01-02');
+RESET request.jwt.claims;
+RESET ROLE;
+-- the owner may move its own metric to another of its relations
+SET ROLE regress_owner;
+CREATE TABLE secret2 (t timestamptz, host text, v float8);
+SELECT prom_register('secret2', 'secret_moved');
+SELECT prom_register('partial', 'secret_moved', label_columns => '{host}');
+SELECT relation FROM prom_metrics WHERE metric = 'secret_moved';
+SELECT prom_unregister('secret_moved');
+RESET ROLE;
+-- and a superuser may replace any entry
+SELECT prom_register('secret2', 'secret_moved');
+SELECT prom_unregister('secret_moved');
+
+-- a selector that does not name its metric skips the relations the caller
+-- may not read, as row-level security hides rows; naming one still fails
+SET ROLE regress_stranger;
+CREATE TABLE mine (t timestamptz, host text, v float8);
+INSERT INTO mine VALUES ('2024-01-01 00:00:01', 'a', 7);
+SELECT prom_register('mine');
+GRANT SELECT ON mine TO regress_reader;
+-- a view over a table its owner may not read: reading it is refused
+CREATE VIEW peek AS SELECT t, host, v FROM secret;
+SELECT prom_register('peek');
+GRANT SELECT ON peek TO PUBLIC;
+RESET ROLE;
+SET ROLE regress_reader;
+SELECT labels, value FROM prom_series('{host="a"}', '2024-01-01', '2024-01-02');
+SELECT labels, value FROM prom_series('{__name__=~"mine|peek|secret", host="a"}', '2024-01-01', '2024-01-02');
+SELECT prom_read_response_json(prom_remote_read(prom_read_request(
+	'{host="a"}', '2024-01-01', '2024-01-02')));
+SELECT labels, value FROM prom_series('peek{host="a"}', '2024-01-01', '2024-01-02');
+RESET ROLE;
+SET ROLE regress_stranger;
+SELECT labels, value FROM prom_series('{host="a"}', '2024-01-01', '2024-01-02');
+SELECT labels, value FROM prom_series('secret', '2024-01-01', '2024-01-02');
+RESET ROLE;
+SET ROLE regress_stranger;
+DROP VIEW peek;
+DROP TABLE mine, fake;
+RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM regress_stranger;
+
+-- temporary relations cannot be registered: their entries would outlive them
+CREATE TEMPORARY TABLE scratch (t timestamptz, host text, v float8);
+SELECT prom_register('scratch');
+CREATE VIEW scratch_view AS SELECT * FROM scratch;
+SELECT prom_register('scratch_view');
+DROP TABLE scratch CASCADE;
+
+-- the catalog is not written in a read-only transaction
+BEGIN READ ONLY;
+SELECT prom_register('secret2');
+ROLLBACK;
+SET default_transaction_read_only = on;
+BEGIN;
+SELECT prom_unregister('secret');
+ROLLBACK;
+RESET default_transaction_read_only;
+
+-- promread.report_phases runs scans twice: only a superuser may turn it
+SET ROLE regress_reader;
+SET promread.report_phases = on;
+RESET ROLE;
+
+DROP TABLE secret, secret2, partial;
 REVOKE CREATE ON SCHEMA public FROM regress_owner;
 DROP ROLE regress_owner, regress_reader, regress_stranger;
