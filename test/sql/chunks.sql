@@ -325,6 +325,8 @@ SELECT ch_same(ARRAY['rr{dc=""}', 'rr{dc!=""}', 'rr{env=~"pro.*"}',
 	'rr{env!~"pro.*"}', 'rr{zone=""}', 'rr{zone="z"}',
 	'rr{host=~"A", host=~"(?i)A"}']);
 SELECT ch_same('{}'::text[]);
+-- a query whose matchers all match "", over the data
+SELECT ch_same_raw(wire_query(1704067200000, 1704067202000, wire_matcher(0, 'zone', '')));
 SELECT ch_same(ARRAY['rr_values']);
 SELECT prom_read_response_json(prom_remote_read(prom_read_request('rr_values',
 	'2024-01-01', '2024-01-02', '{streamed_xor_chunks}')));
@@ -402,4 +404,5 @@ DROP TABLE golden, ch_b, rr, rr_other, rr_values, ch_rr_big, ch_rr_far, ch_strea
 DROP TYPE rr_env;
 DROP FUNCTION ch_varint, ch_int64, ch_fields, ch_crc32c, ch_frames,
 	ch_int, ch_len, ch_frame, ch_message, ch_try, ch_headers, ch_compare,
-	ch_same, ch_same_raw, ch_decode, wire_varint, snappy_literal;
+	ch_same, ch_same_raw, ch_decode, wire_varint, snappy_literal,
+	wire_field, wire_matcher, wire_query;

@@ -58,7 +58,24 @@ INSERT INTO load_child VALUES ('2024-01-01 00:00:01', 'c', 2);
 SELECT prom_register('load_parent', 'load');
 SELECT labels, value FROM prom_series('load', '2024-01-01', '2024-01-02');
 
+-- value columns of every accepted type, read as double precision: their
+-- extremes, exactly where a double holds them
+CREATE TABLE numbers (t timestamptz, kind text, i2 smallint, i4 integer,
+	i8 bigint, r real, n numeric);
+INSERT INTO numbers VALUES
+	('2024-01-01 00:00:01', 'min', -32768, -2147483648, -9223372036854775808, -3.4e38, -1e300),
+	('2024-01-01 00:00:02', 'max', 32767, 2147483647, 9223372036854775807, 3.4e38, 1e300),
+	('2024-01-01 00:00:03', 'zero', 0, 0, 0, 0, 0),
+	('2024-01-01 00:00:04', 'odd', -7, 123456789, 9007199254740993, 0.1, 0.1);
+SELECT prom_register('numbers', 'n_i2', value_column => 'i2', label_columns => '{kind}');
+SELECT prom_register('numbers', 'n_i4', value_column => 'i4', label_columns => '{kind}');
+SELECT prom_register('numbers', 'n_i8', value_column => 'i8', label_columns => '{kind}');
+SELECT prom_register('numbers', 'n_r', value_column => 'r', label_columns => '{kind}');
+SELECT prom_register('numbers', 'n_n', value_column => 'n', label_columns => '{kind}');
+SELECT labels->>'__name__' AS metric, labels->>'kind' AS kind, value
+FROM prom_series('{__name__=~"n_.*"}', '2024-01-01', '2024-01-02');
+
 DROP VIEW up;
-DROP TABLE samples, series_def;
+DROP TABLE numbers, samples, series_def;
 DROP MATERIALIZED VIEW temps_daily;
 DROP TABLE temps, load_parent CASCADE;

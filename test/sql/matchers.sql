@@ -137,6 +137,29 @@ SELECT prom_register('"we""ird; DROP TABLE http; --"', 'weird');
 SELECT labels, value FROM prom_series('weird{select="x"}', '2024-01-01', '2024-01-02');
 SELECT count(*) FROM http;
 
-DROP TABLE http, http_errors, cpu, "we""ird; DROP TABLE http; --";
+-- comparisons are bytewise, never by locale: under a case-insensitive
+-- (nondeterministic) ICU collation, "a" and "A" are different label values
+-- to every matcher, different series, and sorted bytewise
+CREATE COLLATION matchers_ci (provider = icu, locale = 'und-u-ks-level2',
+	deterministic = false);
+CREATE TABLE ci_hosts (t timestamptz, host text COLLATE matchers_ci,
+	dc varchar(8) COLLATE matchers_ci, v float8);
+INSERT INTO ci_hosts VALUES ('2024-01-01 00:00:01', 'a', 'X', 1),
+	('2024-01-01 00:00:01', 'A', 'x', 2), ('2024-01-01 00:00:01', 'b', NULL, 3),
+	('2024-01-01 00:00:02', 'A', 'x', 4);
+SELECT prom_register('ci_hosts');
+SELECT labels, value FROM prom_series('ci_hosts', '2024-01-01', '2024-01-02');
+SELECT labels, value FROM prom_series('ci_hosts{host="a"}', '2024-01-01', '2024-01-02');
+SELECT labels, value FROM prom_series('ci_hosts{host!="a"}', '2024-01-01', '2024-01-02');
+SELECT labels, value FROM prom_series('ci_hosts{host=~"a|b"}', '2024-01-01', '2024-01-02');
+SELECT labels, value FROM prom_series('ci_hosts{host!~"a|b"}', '2024-01-01', '2024-01-02');
+SELECT labels, value FROM prom_series('ci_hosts{host=~"[a-z]"}', '2024-01-01', '2024-01-02');
+SELECT labels, value FROM prom_series('ci_hosts{dc="x"}', '2024-01-01', '2024-01-02');
+SELECT labels, value FROM prom_series('ci_hosts{dc=~"X|"}', '2024-01-01', '2024-01-02');
+SELECT prom_read_response_json(prom_read_response_agg(t, v, '__name__', 'agg',
+	'host', host)) FROM ci_hosts;
+
+DROP TABLE http, http_errors, cpu, ci_hosts, "we""ird; DROP TABLE http; --";
+DROP COLLATION matchers_ci;
 DROP FUNCTION sel(text);
 DROP TYPE matchers_env;

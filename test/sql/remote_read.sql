@@ -31,11 +31,29 @@ SELECT rr_read(ARRAY['rr{host="a"}'], '2024-01-01 00:00:00.5', '2024-01-01 00:00
 SELECT rr_read(ARRAY['rr{dc=""}', 'rr{dc!=""}', 'rr{env=~"pro.*"}',
 	'rr{env!~"pro.*"}', 'rr{zone=""}', 'rr{zone="z"}', 'rr{host=~"A", host=~"(?i)A"}']);
 
+-- a query whose matchers all match "" selects every series that they
+-- match, of every metric, over the data (as Prometheus's storage does): here
+-- every series without a zone label, then every series without dc
+SELECT jsonb_pretty(prom_read_response_json(prom_remote_read(snappy_literal(
+	wire_query(1704067200000, 1704067202000, wire_matcher(0, 'zone', ''))))));
+SELECT prom_read_response_json(prom_remote_read(snappy_literal(
+	wire_query(1704067200000, 1704067202000, wire_matcher(0, 'dc', ''),
+		wire_matcher(2, 'host', '.*')))));
+
 -- an empty request gets an empty response
 SELECT prom_read_response_json(prom_remote_read(prom_read_request('{}'::text[], '2024-01-01', '2024-01-02')));
 
 -- special values (test/fixtures/rr.sql)
 SELECT rr_read(ARRAY['rr_values']);
+
+-- the aggregate: rows with a NULL or infinite time, or a NULL value, carry
+-- no sample, and a series of no samples is not in the answer
+SELECT prom_read_response_json(prom_read_response_agg(t, v, '__name__', 'agg_edges',
+		'host', host))
+FROM (VALUES ('2024-01-01 00:00:01'::timestamptz, 1::float8, 'a'),
+			 (NULL, 2, 'a'), ('infinity', 3, 'a'), ('-infinity', 4, 'b'),
+			 ('2024-01-01 00:00:02', NULL, 'b'), ('2024-01-01 00:00:03', 5, 'c'),
+			 ('2024-01-01 00:00:04', 'NaN', NULL)) AS v(t, v, host);
 
 -- the aggregate gives the same bytes as prom_remote_read
 SELECT prom_remote_read(prom_read_request('rr', '2024-01-01', '2024-01-02'))
@@ -297,5 +315,6 @@ SELECT prom_register('rr_far', time_column => 'ms');
 SELECT rr_read(ARRAY['rr_far'], '-infinity', 'infinity');
 
 DROP TABLE rr, rr_other, rr_values, rr_big, rr_far;
-DROP FUNCTION rr_read, try_read, wire_varint, snappy_literal;
+DROP FUNCTION rr_read, try_read, wire_varint, snappy_literal,
+	wire_field, wire_matcher, wire_query;
 DROP TYPE rr_env;
