@@ -96,24 +96,6 @@ state_create(MemoryContext aggcxt)
 	return state;
 }
 
-/* How the engine reads a label value of the given type. */
-static PromLabelKind
-kind_of_type(Oid type)
-{
-	Oid			base = getBaseType(type);
-	int16		typlen;
-	bool		byval;
-
-	if (base == TEXTOID || base == VARCHAROID)
-		return PROM_LABEL_TEXT;
-	if (base == NAMEOID)
-		return PROM_LABEL_NAME;
-	if (type_is_enum(base))
-		return PROM_LABEL_ENUM;
-	get_typlenbyval(base, &typlen, &byval);
-	return byval ? PROM_LABEL_SCALAR : PROM_LABEL_BINARY;
-}
-
 /* Learn the label pairs' types from the call, once per state. */
 static void
 state_init_types(AggState *state, FunctionCallInfo fcinfo)
@@ -163,7 +145,7 @@ state_init_types(AggState *state, FunctionCallInfo fcinfo)
 					 errhint("Label names must be text.")));
 		state->name_types[i] = name_type;
 		state->types[i] = getBaseType(value_type);
-		state->kinds[i] = kind_of_type(value_type);
+		state->kinds[i] = PromLabelKindOf(value_type);
 	}
 }
 
@@ -269,9 +251,9 @@ find_layout(AggState *state, int nlabels, const char **names, const int *lens,
 	layout->name_lens = palloc(sizeof(int) * Max(nlabels, 1));
 	memcpy(layout->name_lens, lens, sizeof(int) * nlabels);
 	layout->all_text = all_text;
-	layout->layout = PromLayoutCreate(state->set, nlabels,
-									  (const char *const *) cnames, kinds,
-									  types, NULL);
+	layout->layout = PromSeriesSetAddLayout(state->set, nlabels,
+											(const char *const *) cnames,
+											kinds, types, NULL);
 	layout->next = bucket->first;
 	bucket->first = layout;
 	MemoryContextSwitchTo(oldcxt);
@@ -367,7 +349,7 @@ static PromSample *
 series_samples(const PromSeries *series)
 {
 	PromSample *samples = palloc_extended(sizeof(PromSample) *
-										  Max(series->nsamples, 1),
+										  Max(PromSeriesSampleCount(series), 1),
 										  MCXT_ALLOC_HUGE);
 
 	PromSeriesCopySamples(series, samples);
@@ -388,7 +370,7 @@ merge_state(AggState *into, const AggState *from)
 		int			n = PromSeriesLabels(from->set, series[i], labels);
 		PromSample *samples = series_samples(series[i]);
 
-		add_text_series(into, n, labels, samples, series[i]->nsamples);
+		add_text_series(into, n, labels, samples, PromSeriesSampleCount(series[i]));
 		pfree(samples);
 	}
 }
@@ -458,7 +440,7 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 		int			j;
 
 		size += sizeof(uint32) + sizeof(int64) +
-			sizeof(PromSample) * series[i]->nsamples;
+			sizeof(PromSample) * PromSeriesSampleCount(series[i]);
 		for (j = 0; j < n; j++)
 			size += 2 * sizeof(uint32) + labels[j].name_len + labels[j].value_len;
 	}
@@ -473,7 +455,7 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 	p = put_bytes(p, &(uint32) {nseries}, sizeof(uint32));
 	for (i = 0; i < nseries; i++)
 	{
-		int64		nsamples = series[i]->nsamples;
+		int64		nsamples = PromSeriesSampleCount(series[i]);
 		int			n = PromSeriesLabels(state->set, series[i], labels);
 		int			j;
 

@@ -216,12 +216,9 @@ pop_chunk(ArenaChunk **link)
  * more; NULL if none.  An ordinary size looks in the lists of its size and
  * the larger ones; a large size walks the large chunks.  A larger ordinary
  * chunk than asked for is held by the pool anyway, and fresh memory costs
- * page faults (with a quarter more at most, a mix of calls, each with chunks
- * of its own sizes, made a call of 100,000 samples 10% slower).  A large
- * chunk's excess is megabytes held by the call (the series of 300,000
- * series, 2.4 MB, took the 4.2 MB that their array had grown to in the call
- * before), and fresh pages cost little next to the work that needs arrays
- * that large.
+ * page faults, so up to twice the size is taken.  A large chunk's excess
+ * would be megabytes held by the call, and fresh pages cost little next to
+ * the work that needs arrays that large, so up to an eighth more.
  */
 static ArenaChunk *
 pooled_chunk(Size size)

@@ -5,50 +5,29 @@
  *	  straight from series sets; and the XOR chunk decoder used by
  *	  prom_read_response_json.
  *
- * A chunked answer is not one message but a stream of frames, each
- * uvarint(message length), the CRC-32C (Castagnoli) of the message as a
- * big-endian uint32, then the message: a ChunkedReadResponse {
- * chunked_series = 1, query_index = 2 } holding exactly one ChunkedSeries {
- * labels = 1, chunks = 2 }, whose Chunk { min_time_ms = 1, max_time_ms = 2,
- * type = 3, data = 4 } messages carry XOR-encoded samples.  The queries of a
- * request are answered in order, the series of a query in the set's order,
- * and nothing is compressed further.
- *
- * Chunks.  A series' samples (already in time order, one per millisecond)
- * are cut into chunks of 120 samples, the last one shorter; min_time_ms and
- * max_time_ms are the times of a chunk's first and last sample.  A chunk's
- * data is the XOR encoding of Prometheus's tsdb/chunkenc: a 2-byte
- * big-endian sample count, then a bitstream written most significant bit
- * first and zero-padded to a byte.  The first sample is its time as a
- * zigzag varint and the 64 bits of its value; the second is the time delta
- * as a uvarint; every later one is the delta of deltas in one of five
- * buckets ('0', '10' + 14 bits, '110' + 17, '1110' + 20, '1111' + 64).
- * Every value after the first is XORed with the previous one: '0' when
- * equal, else '1' and the meaningful bits, either inside the previous
- * window of leading and trailing zeros ('0') or with a new window ('1',
- * leading zeros in 5 bits, clamped to 31, and the meaningful bit count in
- * 6 bits, 64 written as 0).  Times are differenced with wrapping unsigned
- * arithmetic, as Go's int64 arithmetic wraps, so any int64 time encodes
- * and decodes exactly; values are encoded by their bits, so every NaN
- * payload survives.  The bitstream ends at its last meaningful bit (as
- * Prometheus 3 writes it; Prometheus 2 sometimes added a zero byte, which
- * decoders ignore).
- *
- * Frames.  Chunks of a series are added to a frame while the frame is
- * smaller than promread.max_frame_bytes; the chunk that makes it reach the
- * budget is its last, and the series continues in a new frame with the
- * same labels.  So a frame exceeds the budget by at most its last chunk, a
- * frame always holds at least one chunk (even when the labels alone pass
- * the budget), and every frame but the last of a series reaches the budget.
- * This is Prometheus's own writer's rule, counted on the whole frame.
- *
- * Writing.  A frame's chunks are encoded one by one into a scratch area
- * (its size is only known once its bits are written) while the frame's
- * size is kept up to date; when the frame is complete its exact size is
- * known, it is reserved in the output buffer and written in one pass,
- * chunk data copied from the scratch, and its CRC computed over the
- * written message with PostgreSQL's CRC-32C (hardware when available).
- * No message objects, no allocation per sample.
+ * 1. A chunked answer is a stream of frames, each uvarint(message length),
+ *    the CRC-32C of the message (big-endian), then a ChunkedReadResponse {
+ *    chunked_series = 1, query_index = 2 } holding one ChunkedSeries {
+ *    labels = 1, chunks = 2 }.  Queries are answered in order, a query's
+ *    series in the set's order; nothing is compressed further.
+ * 2. A series' samples are cut into chunks of 120 (the last shorter), each
+ *    with the times of its first and last sample.  A chunk's data is
+ *    Prometheus's XOR encoding (tsdb/chunkenc): a 2-byte sample count, then
+ *    bits, most significant first: the first time as a zigzag varint and
+ *    value's 64 bits, the second time's delta as a uvarint, later times as
+ *    deltas of deltas in five buckets; values XORed with the previous one,
+ *    written inside the previous window of leading and trailing zeros or
+ *    with a new one.  Times wrap as Go's int64 arithmetic does, so any time
+ *    encodes exactly; values go by their bits, NaN payloads included.
+ * 3. Chunks join a frame while it is smaller than promread.max_frame_bytes;
+ *    the chunk that reaches it is its last, and the series goes on in a new
+ *    frame with the same labels (Prometheus's own writer's rule).
+ * 4. A frame's chunks are encoded into a scratch area while its size is
+ *    kept; once complete it is written in one pass into the answer, its CRC
+ *    computed by PostgreSQL's CRC-32C.  No message objects, no allocation
+ *    per sample.
+ * 5. The decoder (PromXorChunkDecode) reads a chunk back for
+ *    prom_read_response_json, checking every bit it reads.
  *
  *-------------------------------------------------------------------------
  */
@@ -58,6 +37,7 @@
 #include "port/pg_bitutils.h"
 #include "port/pg_crc32c.h"
 #include "promread.h"
+#include "samples.h"
 #include "utils/memutils.h"
 #include "wire.h"
 
@@ -213,36 +193,31 @@ put_xor(XorWriter *w, uint64 x, uint8 *leading, uint8 *trailing)
 	}
 }
 
-/* A position in a series' chain of sample blocks. */
+/* A position in a series' samples: a run, and a sample of it. */
 typedef struct SampleCursor
 {
-	const PromSeries *series;
-	const PromSampleBlock *block;
-	int64		base;			/* the block's */
+	PromSampleRun run;
 	uint32		index;
 } SampleCursor;
 
-/* Set a cursor at the start of a block of its series. */
+/* Set a cursor at a series' first sample. */
 static inline void
-cursor_at_block(SampleCursor *cursor, const PromSampleBlock *block)
+cursor_start(SampleCursor *cursor, const PromSeries *series)
 {
-	cursor->block = block;
+	PromSampleRunFirst(&cursor->run, series);
 	cursor->index = 0;
-	if (block != NULL)
-	{
-		cursor->base = PromBlockBase(cursor->series, block);
-		PromPrefetchNextBlock(cursor->series, block);
-	}
 }
 
-/* Are there samples left?  Skips empty blocks. */
+/* Are there samples left?  Skips empty runs. */
 static inline bool
 cursor_has_more(SampleCursor *cursor)
 {
-	while (cursor->block != NULL && cursor->index >= cursor->block->count)
-		cursor_at_block(cursor, PromSeriesNextBlock(cursor->series,
-													cursor->block));
-	return cursor->block != NULL;
+	while (cursor->run.block != NULL && cursor->index >= cursor->run.count)
+	{
+		PromSampleRunNext(&cursor->run);
+		cursor->index = 0;
+	}
+	return cursor->run.block != NULL;
 }
 
 /*
@@ -266,12 +241,8 @@ encode_chunk(SampleCursor *cursor, uint8 *out, int64 *min_t, int64 *max_t)
 	w.nacc = 0;
 	while (n < XOR_CHUNK_SAMPLES && cursor_has_more(cursor))
 	{
-		PromSample	sample = PromBlockSample(cursor->block, cursor->base,
-											 cursor->index++);
+		PromSample	sample = PromSampleRunSample(&cursor->run, cursor->index++);
 		uint64		bits = wire_double_bits(sample.v);
-
-		PromPrefetchSamples(cursor->block->samples, cursor->index,
-							cursor->block->count);
 
 		if (n == 0)
 		{
@@ -459,8 +430,7 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 		PromPrefetchSeries(series, i, nseries);
 		labels_size = PromSeriesLabelsSize(set, series[i]);
 		series_size = labels_size;
-		cursor.series = series[i];
-		cursor_at_block(&cursor, PromSeriesHead(series[i]));
+		cursor_start(&cursor, series[i]);
 		while (cursor_has_more(&cursor))
 		{
 			ChunkRef   *chunk = scratch_next_chunk(&scratch);

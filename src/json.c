@@ -73,13 +73,14 @@ push_key(JsonbParseState **state, const char *key)
 
 /* Push a number given as decimal text. */
 static void
-push_number(JsonbParseState **state, JsonbIteratorToken token, const char *text)
+push_number(JsonbParseState **state, JsonbIteratorToken token,
+			const char *digits)
 {
 	JsonbValue	v;
 
 	v.type = jbvNumeric;
 	v.val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in,
-														CStringGetDatum(text),
+														CStringGetDatum(digits),
 														ObjectIdGetDatum(InvalidOid),
 														Int32GetDatum(-1)));
 	pushJsonbValue(state, token, &v);

@@ -2,45 +2,32 @@
  *
  * order.c
  *	  Finishing a series set: series in Prometheus's order, equal label sets
- *	  merged, samples in time order.
+ *	  merged.
  *
- * Prometheus orders series by label set, comparing label by label, name
- * then value, bytewise, a set that is a prefix of another first.  Comparing
- * label sets pointer by pointer would chase every series' labels at each of
- * the n log n comparisons; for hundreds of thousands of series that costs
- * more than everything else.  Instead every label set becomes a row of
- * integers, one per label name of the set, and the rows are sorted by
+ * Prometheus orders series by label set, label by label, name then value,
+ * bytewise, a set that is a prefix of another first.  Comparing label sets
+ * pointer by pointer would chase every series' labels at each of n log n
+ * comparisons.  Instead each label set becomes a row of integers, sorted by
  * counting (a stable radix sort, one pass per name, last name first):
  *
- *   - the label names of all layouts are sorted; a series' row has one
- *     entry per name, in that order;
- *   - the distinct values of a name (shared by the series that have them)
- *     are sorted once, bytewise, and numbered from 1: a present label's
- *     entry is its value's number.  One pass over the series, in the order
- *     of their memory, gathers the values and writes each row with the
- *     order in which the pass met them; once the values are numbered, a
- *     pass over the rows (not the series) puts the numbers in;
- *   - an absent label's entry is 0 when the series has no label after it,
- *     and greater than every number when it has one.
- *
- * The passes begin at the first name whose values are as many as the
- * series (a host per series), not at the last name: the names after it
- * cannot decide between series that all differ there, and no two label
- * sets are equal then, so none are looked for.  A name with one value that
- * every series has (the metric name of one metric) decides nothing and
- * gets no pass.
- *
- * Comparing rows entry by entry then gives Prometheus's order exactly: at
- * the first name where two series differ, either both have the label (the
- * values decide), or one lacks it; the one lacking it compares with its
- * next label's name, which is greater than this name, so it comes after,
- * unless it has no next label, and then it is a prefix and comes first.
- * Equal rows are equal label sets: such neighbours (series of different
- * layouts, or values of a type that print alike) are merged.
- *
- * Samples of a series that arrived out of time order are sorted by a stable
- * merge sort, so that of several samples of one millisecond the row read
- * last wins.
+ * 1. The label names of all layouts are sorted; a series' row has one entry
+ *    per name, in that order.
+ * 2. One pass over the series, in the order of their memory, gathers the
+ *    distinct values of each name (shared by the series that have them) and
+ *    writes each row with the order in which it met them; it also completes
+ *    each series' size in a response (its samples' times).
+ * 3. Each name's values are sorted bytewise and numbered from 1; a pass over
+ *    the rows puts the numbers in.  An absent label's entry is 0 when the
+ *    series has no label after it, and greater than every number when it
+ *    has one: so comparing rows gives Prometheus's order exactly (the series
+ *    lacking a label compares by its next label's name, which is greater).
+ * 4. The passes begin at the first name with as many values as series (a
+ *    host per series): names after it cannot decide, and no two label sets
+ *    are equal then.  A name with one value in every series (the metric
+ *    name) decides nothing and gets no pass.
+ * 5. Equal rows are equal label sets (series of different layouts, values
+ *    that print alike, or series the row path made apart): such neighbours
+ *    are merged (samples.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -72,12 +59,12 @@ typedef struct TextRecord
  * big-endian number.
  */
 static inline uint64
-text_prefix(const char *text, int len, int offset)
+text_prefix(const char *bytes, int len, int offset)
 {
 	uint64		prefix = 0;
 
 	if (len > offset)
-		memcpy(&prefix, text + offset, Min(len - offset, 8));
+		memcpy(&prefix, bytes + offset, Min(len - offset, 8));
 	return pg_ntoh64(prefix);
 }
 
@@ -98,8 +85,7 @@ compare_text_records(const void *pa, const void *pb)
 
 /*
  * sort_records(records, n): a quicksort of value records with the comparison
- * inlined (qsort's call of it per comparison was half of sorting 300,000
- * values not already in order), interruptible.
+ * inlined (qsort would call it per comparison), interruptible.
  */
 #define ST_SORT sort_records
 #define ST_ELEMENT_TYPE TextRecord
@@ -144,9 +130,7 @@ typedef struct NameValues
  * The series are read in the order of their memory, but each is a few lines
  * apart from the next, and its values of its own lie past its samples: ask
  * for the header of the series SERIES_AHEAD places on, and for the values of
- * the one VALUES_AHEAD places on, whose header has come by then (check the
- * disassembly after changing this: GCC may drop a loop that only
- * prefetches, see PromPrefetchSeries).
+ * the one VALUES_AHEAD places on, whose header has come by then.
  */
 #define SERIES_AHEAD	16
 #define VALUES_AHEAD	8
@@ -158,8 +142,8 @@ prefetch_series_values(const PromSeriesSet *set, int i)
 	{
 		const char *header = (const char *) set->series[i + SERIES_AHEAD];
 
-		__builtin_prefetch(header);
-		__builtin_prefetch(header + PROM_CACHE_LINE);
+		PromPrefetch(header);
+		PromPrefetch(header + PROM_CACHE_LINE);
 	}
 	if (i + VALUES_AHEAD < set->nseries)
 	{
@@ -167,7 +151,7 @@ prefetch_series_values(const PromSeriesSet *set, int i)
 		int			k;
 
 		for (k = 0; k < ahead->nvalues; k++)
-			__builtin_prefetch(ahead->values[k]);
+			PromPrefetch(ahead->values[k]);
 	}
 }
 
@@ -269,7 +253,7 @@ number_values(PromSeriesSet *set, NameValues *names, int nnames)
 			name->number_of[RECORD_ORDINAL(&name->records[k])] = name->highest;
 		}
 	}
-	PromSeriesSetNotePeak(set);
+	series_set_note_peak(set);
 	for (u = 0; u < nnames; u++)
 		PromArenaFree(set->arena, names[u].records,
 					  sizeof(TextRecord) * Max(names[u].capacity, 1));
@@ -413,7 +397,7 @@ PromSortSeries(PromSeriesSet *set)
 	sorted = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
 	keys = PromArenaAlloc(set->arena, sizeof(uint32) * nseries);
 	counts = PromArenaAlloc(set->arena, sizeof(uint32) * ((Size) max_highest + 3));
-	PromSeriesSetNotePeak(set);
+	series_set_note_peak(set);
 	for (u = first_pass; u >= 0; u--)
 	{
 		uint32		nkeys = values[u].highest + 2;
@@ -496,124 +480,3 @@ PromSortSeries(PromSeriesSet *set)
 	pfree(lens);
 	pfree(names);
 }
-
-/* Stable merge sort of samples by time; tmp has room for n samples. */
-static void
-merge_sort_samples(PromSample *samples, PromSample *tmp, int64 n)
-{
-	int64		width;
-
-	/* insertion sort of runs of 16, then bottom-up merges */
-	for (width = 0; width < n; width += 16)
-	{
-		int64		end = Min(width + 16, n);
-		int64		i;
-
-		for (i = width + 1; i < end; i++)
-		{
-			PromSample s = samples[i];
-			int64		j = i;
-
-			while (j > width && samples[j - 1].t > s.t)
-			{
-				samples[j] = samples[j - 1];
-				j--;
-			}
-			samples[j] = s;
-		}
-	}
-	for (width = 16; width < n; width *= 2)
-	{
-		int64		lo;
-
-		CHECK_FOR_INTERRUPTS();
-		for (lo = 0; lo < n - width; lo += 2 * width)
-		{
-			int64		mid = lo + width;
-			int64		hi = Min(lo + 2 * width, n);
-			int64		a = lo,
-						b = mid,
-						k = lo;
-
-			if (samples[mid - 1].t <= samples[mid].t)
-				continue;		/* already in order */
-			while (a < mid && b < hi)
-				tmp[k++] = samples[b].t < samples[a].t ? samples[b++] : samples[a++];
-			while (a < mid)
-				tmp[k++] = samples[a++];
-			while (b < hi)
-				tmp[k++] = samples[b++];
-			memcpy(samples + lo, tmp + lo, sizeof(PromSample) * (hi - lo));
-		}
-	}
-}
-
-/*
- * Put a series' samples in time order, keeping of several samples of one
- * millisecond the one read last, and write them back into its blocks.
- */
-void
-PromSortSamples(PromSeriesSet *set, PromSeries *series)
-{
-	PromSample *samples;
-	PromSample *tmp;
-	PromSampleBlock *block;
-	int64		n = series->nsamples;
-	int64		kept;
-	Size		message_bytes;
-	int64		i;
-
-	samples = MemoryContextAllocHuge(set->context,
-									 sizeof(PromSample) * series->nsamples);
-	tmp = MemoryContextAllocHuge(set->context,
-								 sizeof(PromSample) * series->nsamples);
-	PromSeriesCopySamples(series, samples);
-	merge_sort_samples(samples, tmp, n);
-
-	/* the last of each run of equal times wins */
-	kept = 0;
-	for (i = 0; i < n; i++)
-	{
-		if (kept > 0 && samples[kept - 1].t == samples[i].t)
-			kept--;
-		samples[kept++] = samples[i];
-	}
-
-	/*
-	 * Refill the blocks in order, each based at its first sample's time (a
-	 * block that continues the head, which has no base, is given one first);
-	 * a block that cannot hold the next time leaves the rest of its room
-	 * unused, and where the blocks run out (they held samples further apart)
-	 * one more is chained.  Blocks left over become empty.
-	 */
-	if (series->continued)
-		PromSeriesEndContinuation(set, series);
-	i = 0;
-	for (block = PromSeriesHead(series); block != NULL;
-		 block = PromSeriesNextBlock(series, block))
-	{
-		int64	   *base = PromBlockOwnBase(block);
-
-		block->count = 0;
-		if (i < kept)
-			*base = samples[i].t;
-		while (i < kept && block->count < block->capacity &&
-			   PromBaseHolds(*base, samples[i].t))
-		{
-			PromBlockStore(block, *base, block->count++, samples[i].t,
-						   samples[i].v);
-			i++;
-		}
-		if (block == series->tail && i < kept)
-			PromChainBlock(set, series, (uint32) (kept - i), samples[i].t);
-	}
-	message_bytes = PromSeriesLabelsSize(set, series);
-	for (i = 0; i < kept; i++)
-		message_bytes += WIRE_SAMPLE_FIELD_SIZE(samples[i].t, samples[i].v);
-	set_message_bytes(set, series, message_bytes);
-	series->nsamples = kept;
-	series->needs_sort = false;
-	pfree(samples);
-	pfree(tmp);
-}
-

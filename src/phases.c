@@ -7,10 +7,10 @@
  * with a NOTICE giving the time of each phase (decode, plan, scan, group,
  * sort, encode, compress, in ms), how many rows, series, samples and bytes
  * it handled, its peak working memory, how many sample blocks were made to
- * continue their series' head (group.c) and how many of those were given a
- * chained block of their own later, and how many series were made after a
- * run of rows without a lookup (group.c) and how many merged into another of
- * their label set when sorted (order.c).  With it off, every probe is one
+ * continue their series' head (samples.c) and how many of those were given
+ * a chained block of their own later, and how many series were made after
+ * a run of rows without a lookup (group.c) and how many merged into another
+ * of their label set when sorted (order.c).  With it off, every probe is one
  * untaken branch.
  *
  * Phases are timed with the CPU's time-stamp counter where there is one
@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "lib/stringinfo.h"
+#include "phases.h"
 #include "promread.h"
 
 PromPhaseReport PromPhases;

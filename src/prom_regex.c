@@ -3,67 +3,35 @@
  * prom_regex.c
  *	  Prometheus (Go RE2) regular expressions, translated to PostgreSQL AREs.
  *
- * Prometheus evaluates a regex label matcher with Go's regexp package: the
- * pattern is parsed with the Perl flags (ClassNL | OneLine | PerlX |
- * UnicodeGroups) and compiled as ^(?s:pattern)$, so it must match the whole
- * label value and "." matches a newline.  The pattern is parsed on its own
- * (so "a)|(b" is an error, not a way out of the anchoring), with "." matching
- * a newline unless (?-s) says otherwise.  promread evaluates the same
- * matchers as SQL predicates "col COLLATE "C" ~ are", so every pattern has to
- * be rewritten as a PostgreSQL advanced regular expression (ARE) accepting
- * exactly the same set of strings.
+ * Prometheus compiles a regex matcher with Go's regexp (Perl flags) as
+ * ^(?s:pattern)$: it must match the whole value, and "." matches a
+ * newline.  promread evaluates matchers as PostgreSQL AREs, so each pattern
+ * is rewritten as an ARE accepting exactly the same strings:
  *
- * Translation strategy
- * --------------------
- * 1. Parse.  A recursive-descent parser follows the syntax of Go 1.19's
- *    regexp/syntax, including its corner cases: an unparsable "{" is a
- *    literal, a repetition operator may follow a "(?flags)" group and then
- *    applies to the item before it, "**" and "a{2}*" are errors, "\8", "\1"
- *    and "\C" are errors, "(?<name>re)" is an error (Go accepts it only from
- *    1.22 on), counted repetitions are limited to 1000 including nesting.
- *    Everything Go rejects is reported as an invalid regular expression.
- *    Character classes are resolved during the parse into sorted sets of
- *    code points; under (?i) each item is case-folded before the class is
- *    negated, as Go does (so (?i)[^k] excludes U+212A KELVIN SIGN and (?i)\W
- *    excludes U+017F LONG S).
+ * 1. Parse.  A recursive-descent parser follows Go 1.19's regexp/syntax,
+ *    corner cases included (an unparsable "{" is a literal; "**", "\8" and
+ *    "(?<name>re)" are errors; counted repetitions at most 1000, nesting
+ *    included).  Everything Go rejects is an invalid regular expression.
+ *    Classes become sorted sets of code points; under (?i) each item is
+ *    case-folded before the class is negated, as Go does.
+ * 2. Reject what cannot be exact: Unicode classes (\pL) and case folding of
+ *    non-ASCII letters would need Unicode tables.  They are reported once
+ *    the whole pattern has parsed, so a later syntax error wins.
+ * 3. Simplify.  A NUL or a surrogate never occurs in a text value, so it
+ *    matches nothing (a|\x00 is a); repetitions of empty-width assertions are
+ *    reduced (ARE cannot quantify them) and nested x*, x+, x? merged.
+ * 4. Emit an ARE that depends on no locale: letters and digits as
+ *    themselves, every other character as \uXXXX or \UXXXXXXXX; classes as
+ *    explicit code-point ranges (or their complement); case folding already
+ *    expanded; "." as ".", (?-s). as [^\u000a]; (?m)^ and $ and \b as
+ *    lookaround (ARE's \y follows the collation); repetitions over ARE's 255
+ *    split exactly; laziness dropped (it does not change whether an anchored
+ *    match exists).  The result is anchored as ^(?:...)$.
  *
- * 2. Reject what cannot be exact.  Unicode classes (\pL, \p{Greek}) and case
- *    folding of non-ASCII characters that have Unicode case variants would
- *    need Unicode tables, which we do not carry.  Such constructs are noted
- *    while parsing and reported only once the whole pattern has parsed, so a
- *    syntax error later in the pattern is still reported as such.
- *
- * 3. Simplify.  A NUL character or a UTF-16 surrogate can never occur in a
- *    PostgreSQL text value, so a literal one matches nothing and classes
- *    drop them; the "matches nothing" property is propagated (a|\x00 is a).
- *    Repetitions of empty-width assertions are reduced, because ARE cannot
- *    quantify a constraint, and nested repetitions of x*, x+ and x? are
- *    merged ((x+){2,3} is x{2,}), which PostgreSQL runs much faster.
- *
- * 4. Emit.  The ARE depends on no locale or collation setting: letters and
- *    digits are written as themselves and every other character as \uXXXX or
- *    \UXXXXXXXX (ARE reads exactly 4 or 8 hex digits there); classes are
- *    bracket expressions of explicit code-point ranges (or their complement,
- *    whichever is shorter); case folding was expanded in step 1, so ARE's
- *    own (?i) is never used; "." becomes "." (which matches everything,
- *    newline included, under PostgreSQL's default flags) and (?-s). becomes
- *    [^\u000a]; \A ^ \z $ become ^ and $; (?m)^ and (?m)$ use lookbehind and
- *    lookahead on a newline; \b and \B use lookaround on the ASCII word class
- *    rather than ARE's \y, whose word characters follow the collation.
- *    Counted repetitions above ARE's limit of 255 are split exactly
- *    (x{300} is x{255}x{45}, x{0,600} is x{0,255}x{0,255}x{0,90}).
- *    Laziness does not change whether an anchored match exists, so it is
- *    dropped.  The result is anchored as ^(?:...)$.
- *
- * Go's implementation limits on the size and nesting depth of the parse
- * tree are imitated on our own tree, which is shaped a little differently,
- * so the verdict can differ from Go's for patterns close to those limits
- * (a program of 3.3 million instructions, a tree 1000 levels deep).  Go's
- * limit on the total size of character classes is not imitated: it can only
- * be reached with thousands of Unicode classes, which we reject anyway.
- *
- * The module assumes a UTF8 database: PostgreSQL's regex engine then works
- * on Unicode code points, like Go's.
+ * Go's limits on the size and depth of the parse tree are imitated on our
+ * own tree, so the verdict can differ from Go's for patterns near them.  The
+ * module assumes a UTF8 database, where PostgreSQL's regex engine works on
+ * code points, like Go's.
  *
  *-------------------------------------------------------------------------
  */

@@ -9,6 +9,7 @@
 #include "postgres.h"
 
 #include "executor/spi.h"
+#include "phases.h"
 #include "promread.h"
 
 /*
@@ -51,7 +52,7 @@ PromRunQuery(const PromQuery *query, MemoryContext context)
 		PromPhases.rows += PromSeriesSetSampleCount(set);
 		PromPhases.series += nseries;
 		for (i = 0; i < nseries; i++)
-			PromPhases.samples += series[i]->nsamples;
+			PromPhases.samples += PromSeriesSampleCount(series[i]);
 	}
 	return set;
 }

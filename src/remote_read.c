@@ -13,6 +13,7 @@
  */
 #include "postgres.h"
 
+#include "phases.h"
 #include "promread.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"

@@ -23,6 +23,7 @@
 #include "postgres.h"
 
 #include "promread.h"
+#include "samples.h"
 #include "wire.h"
 
 /* Field numbers. */
@@ -77,7 +78,7 @@ time_field_word(const TimeFieldHigh *cached, uint64 t)
 }
 
 /*
- * Write n samples of a block from the given one as repeated Sample fields;
+ * Write n samples of a run from the given one as repeated Sample fields;
  * returns the end.  Each may take WIRE_SAMPLE_FIELD_MAX bytes, written or
  * not.
  *
@@ -88,21 +89,19 @@ time_field_word(const TimeFieldHigh *cached, uint64 t)
  * other is written field by field.
  */
 static char *
-put_samples(char *p, const PromSampleBlock *block, int64 base, uint32 from,
-			uint32 n)
+put_samples(char *p, const PromSampleRun *run, uint32 from, uint32 n)
 {
 	TimeFieldHigh cached = {PG_UINT64_MAX, 0, 0};
 	uint32		i;
 
 	for (i = from; i < from + n; i++)
 	{
-		PromSample	sample = PromBlockSample(block, base, i);
+		PromSample	sample = PromSampleRunSample(run, i);
 		uint64		bits = wire_double_bits(sample.v);
 		uint64		t = (uint64) sample.t;
 		uint64		high = t >> TIME_LOW_BITS;
 		int			value_size = wire_sample_value_size(sample.v);
 
-		PromPrefetchSamples(block->samples, i, block->count);
 		if (unlikely(high != cached.high) && high - 1 < TIME_HIGH_LIMIT - 1)
 			set_time_field_high(&cached, high);
 		if (likely(high == cached.high))
@@ -135,8 +134,7 @@ put_samples(char *p, const PromSampleBlock *block, int64 base, uint32 from,
 /*
  * The producer of one QueryResult, as field 1 of a ReadResponse, holding
  * the series of a finished set in their order; where it is: in which
- * series, and in which block of its samples (none yet: at its labels; a
- * series has a block from its first sample on).
+ * series, and in which run of its samples (none yet: at its labels).
  */
 typedef struct SamplesProducer
 {
@@ -147,9 +145,9 @@ typedef struct SamplesProducer
 	Size		result_size;	/* bytes of the QueryResult */
 	bool		started;		/* is its field header written? */
 	int			next;			/* the series being written */
-	const PromSampleBlock *block;	/* its block being written; NULL: its
-									 * header and labels are next */
-	uint32		done;			/* samples of that block written */
+	bool		in_samples;		/* are its labels written? */
+	PromSampleRun run;			/* then its run being written */
+	uint32		done;			/* samples of that run written */
 } SamplesProducer;
 
 /*
@@ -181,7 +179,7 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 	{
 		const PromSeries *series = self->series[self->next];
 
-		if (self->block == NULL)
+		if (!self->in_samples)
 		{
 			Size		header_size = wire_len_header_size(series->message_bytes);
 
@@ -204,34 +202,32 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			}
 			p = wire_put_len_header(p, TIMESERIES_FIELD, series->message_bytes);
 			p = PromPutSeriesLabels(p, self->set, series);
-			self->block = PromSeriesHead(series);
+			self->in_samples = true;
+			PromSampleRunFirst(&self->run, series);
 			self->done = 0;
 		}
-		while (self->block != NULL)
+		while (self->run.block != NULL)
 		{
-			const PromSampleBlock *block = self->block;
 			uint32		n;
 
-			/* a block may be empty: sorting moved its samples to earlier ones */
-			if (self->done == block->count)
+			/* a run may be empty: sorting moved its samples to earlier ones */
+			if (self->done == self->run.count)
 			{
-				self->block = PromSeriesNextBlock(series, block);
+				PromSampleRunNext(&self->run);
 				self->done = 0;
 				continue;
 			}
-			n = Min(block->count - self->done,
+			n = Min(self->run.count - self->done,
 					(uint32) ((end - p) / WIRE_SAMPLE_FIELD_MAX));
 			if (n == 0)
 			{
 				*need = WIRE_SAMPLE_FIELD_MAX;
 				return p - buf;
 			}
-			if (self->done == 0)
-				PromPrefetchNextBlock(series, block);
-			p = put_samples(p, block, PromBlockBase(series, block), self->done,
-							n);
+			p = put_samples(p, &self->run, self->done, n);
 			self->done += n;
 		}
+		self->in_samples = false;
 		self->next++;
 	}
 	return p - buf;

@@ -3,41 +3,34 @@
  * scan.c
  *	  Reading one metric relation through the executor.
  *
- * For a catalog entry and a query, the matchers on labels and the time
- * range become SQL predicates of one SELECT over the relation, so that
- * indexes, partition pruning, privileges and row-level security all apply.
- * Values are always bound as parameters and identifiers quoted; operators
- * are schema-qualified so that the search path cannot change their meaning.
- *
- * Each matcher is decided as early as it can be:
- *   - on a label the relation does not have, the matcher sees "" and is
- *     decided once: it either drops out or empties the whole scan;
- *   - on an enum column, it is evaluated once over the enum's labels and
- *     becomes "col = ANY(<matching values>)", or "col <> ALL(<the others>)"
- *     when those are fewer, compared by enum value;
- *   - otherwise it becomes "col <op> $n", where a regex that is a literal
- *     or an alternation of literals becomes "= ANY($n)", other regexes are
- *     translated to anchored AREs (prom_regex.c) and matched under the "C"
- *     collation.  When the matcher matches "", a NULL column (an absent
- *     label) matches too: "(col IS NULL OR col <op> $n)".  An empty string
- *     in the column reaches the operator and gets the same answer as "".
- * Equality needs no COLLATE "C" on a deterministic collation (it is
- * bytewise there, and an explicit collation would keep the column's index
- * out of use); a nondeterministic column gets one.
- *
- * The statement text depends only on the relation, its columns and the
- * shape of the predicates, never on values, so prepared statements are
- * cached per backend, keyed by statement text and parameter types.  They
- * are planned for each call's values (custom plans): the time range decides
- * between an index and a sequential scan, and partitions are pruned and
- * regex prefixes used at plan time.  Rows whose value is NULL carry no
- * sample; the receiver skips them rather than a predicate.  Rows go from
- * the executor straight into the series set through a DestReceiver of our
- * own: no SPI tuple table, no copy.  An ExecutorStart hook recognizes that
- * receiver and passes the plan's estimate of the rows to the series set,
- * which sizes sample blocks by it.  With promread.report_phases on, the scan
- * is run a second time without grouping, to time the executor alone
- * (time_scan_alone).
+ * 1. The relation is locked (AccessShareLock) before its registered
+ *    columns are read, so that no DDL changes them until the transaction
+ *    ends.  A registration that no longer fits its relation, or a relation
+ *    the caller may not read, fails a query that names its metric and is
+ *    skipped by one that selects metrics otherwise.
+ * 2. The matchers on labels and the time range become predicates of one
+ *    SELECT, so that indexes, partition pruning, privileges and row-level
+ *    security apply.  Values are bound as parameters, identifiers quoted,
+ *    operators schema-qualified.  Each matcher is decided as early as it
+ *    can be: on a label the relation lacks, once, for the whole scan; on an
+ *    enum column, over the enum's labels, as "col = ANY(<values>)"; else as
+ *    "col <op> $n", a literal alternation as "= ANY($n)", another regex as
+ *    an anchored ARE (prom_regex.c) under the "C" collation.  A matcher that
+ *    matches "" also matches a NULL column.  Equality needs no COLLATE "C"
+ *    on a deterministic collation (it is bytewise there, and would keep an
+ *    index out of use); a nondeterministic column gets one.
+ * 3. The statement text depends on the relation, its columns and the shape
+ *    of the predicates, never on values, so prepared statements are cached
+ *    per backend by text and parameter types, and planned for each call's
+ *    values (custom plans: the time range decides between an index and a
+ *    sequential scan; partitions are pruned at plan time).
+ * 4. Rows go from the executor into the series set through a DestReceiver
+ *    of our own, which checks the row types before the first row.  An
+ *    ExecutorStart hook passes the plan's estimate of the rows to the set,
+ *    which sizes sample blocks by it.  Rows without a time or value carry
+ *    no sample and are skipped by the receiver.
+ * 5. With promread.report_phases on, each scan runs twice, the second time
+ *    without grouping, to time the executor alone (run_scan).
  *
  *-------------------------------------------------------------------------
  */
@@ -54,6 +47,7 @@
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "nodes/params.h"
+#include "phases.h"
 #include "promread.h"
 #include "tcop/dest.h"
 #include "utils/array.h"
@@ -284,23 +278,6 @@ find_label(const MetricColumn *columns, int ncolumns, const char *name)
 		if (strcmp(columns[i].name, name) == 0)
 			return &columns[i];
 	return NULL;
-}
-
-/* How the engine should read a label column of the given base type. */
-static PromLabelKind
-label_kind(Oid type)
-{
-	int16		typlen;
-	bool		byval;
-
-	if (type == TEXTOID || type == VARCHAROID)
-		return PROM_LABEL_TEXT;
-	if (type == NAMEOID)
-		return PROM_LABEL_NAME;
-	if (type_is_enum(type))
-		return PROM_LABEL_ENUM;
-	get_typlenbyval(type, &typlen, &byval);
-	return byval ? PROM_LABEL_SCALAR : PROM_LABEL_BINARY;
 }
 
 /*
@@ -709,7 +686,7 @@ read_metric_columns(const PromMetricEntry *entry, bool named,
 	{
 		if (!read_column(entry, entry->label_columns[i], named, &labels[i]))
 			return false;
-		labels[i].kind = label_kind(labels[i].basetype);
+		labels[i].kind = PromLabelKindOf(labels[i].type);
 	}
 	return true;
 }
@@ -861,8 +838,8 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 	receiver.pub.rDestroy = scan_destroy;
 	receiver.pub.mydest = DestNone;
 	receiver.set = set;
-	receiver.layout = PromLayoutCreate(set, nlabels + 1, names, kinds, types,
-									   const_values);
+	receiver.layout = PromSeriesSetAddLayout(set, nlabels + 1, names, kinds,
+											 types, const_values);
 	receiver.nlabels = nlabels;
 	receiver.ncolumns = nlabels + 2;
 	receiver.result_types = result_types;

@@ -1,15 +1,34 @@
 /*-------------------------------------------------------------------------
  *
  * series_set.h
- *	  The insides of a series set, shared by group.c (rows to series) and
- *	  order.c (finishing: sorting series and samples).
+ *	  The insides of a series set, shared by the files of the engine that
+ *	  turns rows into series.
+ *
+ * The engine's files, in the order a row meets them (ARCHITECTURE.md tells
+ * the design):
+ *
+ *   series_set.c   the set: made, finished, freed, read; its layouts added
+ *   layout.c       layouts (a source's label columns) and the table of
+ *                  distinct values of each column
+ *   group.c        the row path: a row to its series (row_keys.h holds its
+ *                  inline key reading and comparing)
+ *   series_index.c hashing keys, the index of series, making a series
+ *   samples.c      sample blocks: growing, chaining, merging, sorting
+ *   order.c        finishing: series in Prometheus's order
+ *
+ * Calls go one way only: series_set.c calls the others, group.c calls
+ * series_index.c, layout.c and samples.c, which call no engine file but
+ * layout.c (samples.c, for a series' labels' size).
  *
  *-------------------------------------------------------------------------
  */
 #ifndef PROMREAD_SERIES_SET_H
 #define PROMREAD_SERIES_SET_H
 
+#include "phases.h"
 #include "promread.h"
+#include "samples.h"
+#include "utils/memutils.h"
 #include "wire.h"
 
 /* A key read from a row: bytes, or a Datum for scalar kinds. */
@@ -81,6 +100,13 @@ value_binary(const PromLabelValue *value)
 	return ((const BinaryKey *) value) - 1;
 }
 
+/* Is the kind compared by its Datum rather than by bytes? */
+static inline bool
+kind_is_scalar(PromLabelKind kind)
+{
+	return kind == PROM_LABEL_ENUM || kind == PROM_LABEL_SCALAR;
+}
+
 /* A slot of a column's table of values; the hash spares most lookups. */
 typedef struct ValueSlot
 {
@@ -112,13 +138,6 @@ typedef struct ValueTable
 #define ROW_IMAGE_COLUMNS	32
 
 /*
- * Two Datums, or 16 bytes, compared at once: GCC's and Clang's vector type,
- * which becomes one SSE2 register on x86-64 (and two scalars where there is
- * none).
- */
-typedef uint64 DatumPair __attribute__((vector_size(2 * sizeof(Datum))));
-
-/*
  * The keys of one row of a series as they lay in the row, over the layout's
  * window of columns (its key columns, at least two): which are NULL; for
  * each column the Datum expected, the bits of the row's Datum that must
@@ -127,7 +146,12 @@ typedef uint64 DatumPair __attribute__((vector_size(2 * sizeof(Datum))));
  * place) or as it is (an ENUM or SCALAR key); and the bytes from the first
  * present TEXT key's varlena header to the end of the last present one, gaps
  * included.  Its arrays lie in it, so that the per-row path reads them at
- * fixed offsets from the layout, without a register for each.  See group.c.
+ * fixed offsets from the layout.  See row_keys.h.
+ *
+ * What a match relies on: every byte compared lies between the first and
+ * the last present TEXT key's bytes, less than ROW_IMAGE_MAX apart, which
+ * set_row_image (group.c) checks lie in one tuple in increasing places; so
+ * reading them reads memory of the row's tuple only.
  */
 typedef struct RowImage
 {
@@ -173,9 +197,9 @@ struct PromLayout
 									 * fields */
 	int			ntext;			/* how many are TEXT */
 	int			nscalar;		/* how many are ENUM or SCALAR */
-	bool		usual_kinds;	/* every key TEXT, ENUM or SCALAR: its rows
-								 * are compared by image, and held without
-								 * their tuple (group.c) */
+	bool		simple_keys;	/* every key TEXT, ENUM or SCALAR: a row
+								 * can be compared by image, and its keys
+								 * kept without its tuple (held rows) */
 	uint64		seed;			/* distinguishes layouts in the hash */
 	uint32		nseries;		/* series made through this layout */
 	double		expected_rows;	/* rows its source's plan expects; 0:
@@ -190,9 +214,9 @@ struct PromLayout
 								 * that is the last column) */
 	int			window_width;
 	RowImage	image;			/* a row of the previous row's series, when
-								 * no key is NAME or BINARY */
+								 * its keys are simple */
 	ValueTable *values;			/* distinct values, by column */
-	HeldRows   *held;		/* rows held to be looked up together
+	HeldRows   *held;			/* rows held to be looked up together
 								 * (group.c); NULL until some are */
 	int		   *name_index;		/* column to the set's sorted label names,
 								 * when finishing */
@@ -224,12 +248,11 @@ struct PromSeriesSet
 	SeriesSlot *slots;			/* series index; NULL series: empty */
 	uint32		slot_mask;
 	bool		newest_unindexed;	/* the newest series is not in the index
-									 * yet (group.c, settle_newest) */
+									 * yet (group.c, index_newest_series) */
 	uint64		newest_hash;	/* and the hash of its keys */
-	int			runs_from;		/* the series from this one on were made
-								 * after runs of rows, without a lookup,
-								 * and are not in the index (group.c,
-								 * index_runs) */
+	int			unindexed_from; /* the series from this one on were made
+								 * without a lookup and are not in the
+								 * index yet (PromIndexPendingSeries) */
 
 	uint32		successor_misses;	/* guesses of the series that follows
 									 * failed in a row (group.c) */
@@ -249,6 +272,27 @@ struct PromSeriesSet
 	int			layouts_capacity;
 	bool		finished;
 };
+
+/* Sample block capacities: the first, and the cap of the doubling. */
+#define BLOCK_FIRST_CAPACITY	4
+#define BLOCK_MAX_CAPACITY		1024
+
+/*
+ * Rows add to a series' 32-bit message size between two calls of
+ * PromSeriesGrowSamples, which clamps it, at most a block's room of
+ * samples: the margin above PROM_MESSAGE_BYTES_MAX holds them.
+ */
+StaticAssertDecl((uint64) PROM_MESSAGE_BYTES_MAX +
+				 (uint64) BLOCK_MAX_CAPACITY * WIRE_SAMPLE_FIELD_MAX <= PG_UINT32_MAX,
+				 "a series' message size could overflow between two clamps");
+
+/* Set up an empty block for the given number of samples. */
+static inline void
+init_block(PromSampleBlock *block, uint32 capacity)
+{
+	block->count = 0;
+	block->capacity = capacity;
+}
 
 /* The layout of a series of the set. */
 static inline PromLayout *
@@ -280,6 +324,13 @@ compare_bytes(const char *a, int alen, const char *b, int blen)
 	return (alen > blen) - (alen < blen);
 }
 
+/* Allocate from the set's arena; memory is freed with the set. */
+static inline void *
+arena_alloc(PromSeriesSet *set, Size size)
+{
+	return PromArenaAlloc(set->arena, size);
+}
+
 /*
  * Arrays that grow by doubling (the series, the series index, a column's
  * table of values) are allocated in the set's context while they are small,
@@ -304,15 +355,29 @@ set_free_array(PromSeriesSet *set, void *array, Size size)
 		pfree(array);
 }
 
-/* group.c */
-extern void PromSeriesSetNotePeak(const PromSeriesSet *set);
-extern void PromMarkUnsorted(PromSeriesSet *set, PromSeries *series);
-extern void PromSeriesEndContinuation(PromSeriesSet *set, PromSeries *series);
-extern PromSampleBlock *PromChainBlock(PromSeriesSet *set, PromSeries *series,
-									   uint32 capacity, int64 base);
-extern void PromMergeSeries(PromSeriesSet *set, PromSeries *into,
-							PromSeries *from);
-extern void PromSeriesCountTimes(PromSeries *series);
+/*
+ * Append a series to an array of series of the set, doubling the array (to
+ * at least 16 places) when it is full; the old one goes back.
+ */
+static inline void
+series_array_append(PromSeriesSet *set, PromSeries ***array, int *count,
+					int *capacity, PromSeries *series)
+{
+	if (unlikely(*count == *capacity))
+	{
+		int			grown_capacity = Max(*capacity * 2, 16);
+		PromSeries **grown = set_alloc_array(set, sizeof(PromSeries *) *
+											 grown_capacity);
+
+		if (*count > 0)
+			memcpy(grown, *array, sizeof(PromSeries *) * *count);
+		if (*array != NULL)
+			set_free_array(set, *array, sizeof(PromSeries *) * *capacity);
+		*array = grown;
+		*capacity = grown_capacity;
+	}
+	(*array)[(*count)++] = series;
+}
 
 /* The bytes of a series as a field of a SAMPLES QueryResult. */
 static inline Size
@@ -337,8 +402,90 @@ set_message_bytes(PromSeriesSet *set, PromSeries *series, Size bytes)
 	set->result_bytes += series_field_bytes(series);
 }
 
+/* Bytes of a column's value as a Label field numbered 1; 0 when absent. */
+static inline Size
+label_field_size(const PromLayout *layout, int column,
+				 const PromLabelValue *value)
+{
+	if (!value_is_present(value))
+		return 0;
+	return wire_label_field_size(layout->name_part_lens[column], value->text_len);
+}
+
+/*
+ * Note for promread.report_phases the memory of the context the set was
+ * created in (the call's) and of the set: at its peak, while finishing.
+ */
+static inline void
+series_set_note_peak(const PromSeriesSet *set)
+{
+	PromPhasesMemory(MemoryContextMemAllocated(MemoryContextGetParent(set->context),
+											   true) +
+					 PromArenaBytes(set->arena));
+}
+
+/* The slot of the index where the probe for a hash begins. */
+static inline const SeriesSlot *
+home_slot(const PromSeriesSet *set, uint64 hash)
+{
+	return &set->slots[(uint32) (hash >> 32) & set->slot_mask];
+}
+
+/*
+ * From *slot on, the next slot of the index with the tag (the hash's high
+ * half), or NULL; *slot is then that slot, or the empty one that ends the
+ * probe.
+ */
+static inline const SeriesSlot *
+next_tagged_slot(const PromSeriesSet *set, uint32 tag, uint32 *slot)
+{
+	for (; set->slots[*slot].number != 0; *slot = (*slot + 1) & set->slot_mask)
+		if (set->slots[*slot].tag == tag)
+			return &set->slots[*slot];
+	return NULL;
+}
+
+/* layout.c */
+extern PromLayout *PromLayoutCreate(PromSeriesSet *set, int ncolumns,
+									const char *const *names,
+									const PromLabelKind *kinds,
+									const Oid *types,
+									const char *const *const_values);
+extern PromLabelValue *PromNewValue(PromSeriesSet *set, PromLayout *layout,
+									int column, const Datum *values);
+extern void PromLookUpSharedValues(PromSeriesSet *set, PromLayout *layout,
+								   const Datum *values);
+
+/* series_index.c */
+extern uint64 PromHashRow(const PromLayout *layout, uint64 *key_hashes);
+extern void PromHashSharedKeys(const PromLayout *layout);
+extern const SeriesSlot *PromFindSeries(PromSeriesSet *set,
+										PromLayout *layout, uint64 hash,
+										const PromSeries *like,
+										uint32 *empty);
+extern void PromIndexSeries(PromSeriesSet *set, uint32 number, uint64 hash,
+							uint32 empty);
+extern void PromIndexPendingSeries(PromSeriesSet *set);
+extern PromSeries *PromCreateSeries(PromSeriesSet *set, PromLayout *layout,
+									const Datum *values, int64 t);
+
+/* samples.c */
+extern PromSampleBlock *PromSeriesGrowSamples(PromSeriesSet *set,
+											  PromSeries *series, int64 t);
+extern PromSampleBlock *PromChainBlock(PromSeriesSet *set, PromSeries *series,
+									   uint32 capacity, int64 base);
+extern void PromSeriesEndContinuation(PromSeriesSet *set, PromSeries *series);
+extern void PromMergeSeries(PromSeriesSet *set, PromSeries *into,
+							PromSeries *from);
+extern void PromMarkUnsorted(PromSeriesSet *set, PromSeries *series);
+extern void PromSeriesCountTimes(PromSeries *series);
+extern void PromSortSamples(PromSeriesSet *set, PromSeries *series);
+
+/* group.c */
+extern void PromGroupPlaceHeldRows(PromSeriesSet *set);
+extern void PromGroupIndexNewest(PromSeriesSet *set);
+
 /* order.c */
 extern void PromSortSeries(PromSeriesSet *set);
-extern void PromSortSamples(PromSeriesSet *set, PromSeries *series);
 
 #endif							/* PROMREAD_SERIES_SET_H */

@@ -15,8 +15,8 @@
  * memory of its own, from which the writer copies what it took.  Snappy
  * allocates that working memory on every call whichever interface is used,
  * so the writer keeps no stage of a fragment and no room for snappy's bound
- * of its compressed size (17% more than the fragment, several times what
- * labels and samples compress to).  The output grows to what the rest of
+ * of its compressed size (more than the fragment, several times what labels
+ * and samples compress to).  The output grows to what the rest of
  * the message should take at the compression ratio so far, and a
  * sixteenth.
  *
@@ -36,6 +36,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "phases.h"
 #include "promread.h"
 #include "snappy_stream.h"
 #include "utils/memutils.h"

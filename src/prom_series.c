@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * series.c
+ * prom_series.c
  *	  prom_series(selector, start_time, end_time): the series of a PromQL
  *	  selector as rows of (labels jsonb, ts timestamptz[], value float8[]).
  *
@@ -10,7 +10,9 @@
 
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "phases.h"
 #include "promread.h"
+#include "samples.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
@@ -169,7 +171,7 @@ prom_series(PG_FUNCTION_ARGS)
 	begin = PromPhaseBegin();
 	for (i = 0; i < nseries; i++)
 	{
-		const PromSampleBlock *block;
+		PromSampleRun run;
 		Datum		values[3];
 		bool		nulls[3] = {false, false, false};
 		char	   *ts_data;
@@ -181,21 +183,18 @@ prom_series(PG_FUNCTION_ARGS)
 		PromPrefetchSeries(series, i, nseries);
 		ts_array = new_array8(TIMESTAMPTZOID, series[i]->nsamples, &ts_data);
 		value_array = new_array8(FLOAT8OID, series[i]->nsamples, &value_data);
-		for (block = PromSeriesHead(series[i]); block != NULL;
-			 block = PromSeriesNextBlock(series[i], block))
+		for (PromSampleRunFirst(&run, series[i]); run.block != NULL;
+			 PromSampleRunNext(&run))
 		{
-			int64		base = PromBlockBase(series[i], block);
 			uint32		j;
 
-			PromPrefetchNextBlock(series[i], block);
-			for (j = 0; j < block->count; j++, k++)
+			for (j = 0; j < run.count; j++, k++)
 			{
-				int64		ts = timestamp_of_ms(PromBlockTime(block, base, j));
-
-				PromPrefetchSamples(block->samples, j, block->count);
+				PromSample	sample = PromSampleRunSample(&run, j);
+				int64		ts = timestamp_of_ms(sample.t);
 
 				memcpy(ts_data + k * 8, &ts, 8);
-				memcpy(value_data + k * 8, block->samples[j].value, 8);
+				memcpy(value_data + k * 8, PromSampleRunValueBytes(&run, j), 8);
 			}
 		}
 		values[0] = JsonbPGetDatum(labels_jsonb(set, series[i]));

@@ -1,0 +1,150 @@
+/*-------------------------------------------------------------------------
+ *
+ * series_set.c
+ *	  A series set: rows grouped into series, for one query or aggregate.
+ *
+ * 1. PromSeriesSetCreate makes an empty set, whose memory lives in a
+ *    context of its own and in an arena (arena.c) for its series, values
+ *    and samples.
+ * 2. Each source of rows is described by a layout (PromSeriesSetAddLayout,
+ *    layout.c): a metric relation's label columns, or the label names of
+ *    the aggregate.
+ * 3. Rows are added one by one (PromSeriesSetAdd, group.c): each goes to
+ *    the series of its label values, made when first met.
+ * 4. PromSeriesSetFinish sorts the series in Prometheus's order, merging
+ *    equal label sets (order.c), and puts each series' samples in time
+ *    order (samples.c).
+ * 5. Readers then take the series in order (PromSeriesSetSeries), their
+ *    labels (layout.c) and their samples (samples.h), and the set is freed
+ *    with its context.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "series_set.h"
+#include "utils/memutils.h"
+
+/* Create an empty set whose memory lives in a child of the given context. */
+PromSeriesSet *
+PromSeriesSetCreate(MemoryContext context)
+{
+	MemoryContext setcxt;
+	PromSeriesSet *set;
+
+	setcxt = AllocSetContextCreate(context, "promread series",
+								   ALLOCSET_SMALL_SIZES);
+	set = MemoryContextAllocZero(setcxt, sizeof(PromSeriesSet));
+	set->context = setcxt;
+	set->row_context = AllocSetContextCreate(setcxt, "promread row",
+											 ALLOCSET_SMALL_SIZES);
+	set->arena = PromArenaCreate(setcxt);
+	set->max_samples = promread_max_samples;
+	set->series_capacity = 64;
+	set->series = set_alloc_array(set,
+								  sizeof(PromSeries *) * set->series_capacity);
+	set->layouts_capacity = 4;
+	set->layouts = MemoryContextAlloc(setcxt, sizeof(PromLayout *) *
+									  set->layouts_capacity);
+	set->slot_mask = 127;
+	set->slots = set_alloc_array(set, sizeof(SeriesSlot) * (set->slot_mask + 1));
+	memset(set->slots, 0, sizeof(SeriesSlot) * (set->slot_mask + 1));
+	return set;
+}
+
+/*
+ * Describe a source of rows of the set: names[i] is the label name of
+ * column i, kinds[i] how it is read, types[i] its type (for SCALAR and
+ * BINARY columns, whose output function prints the label), const_values[i]
+ * the value of a CONST column.  Label names must be distinct.
+ */
+PromLayout *
+PromSeriesSetAddLayout(PromSeriesSet *set, int ncolumns,
+					   const char *const *names, const PromLabelKind *kinds,
+					   const Oid *types, const char *const *const_values)
+{
+	PromGroupIndexNewest(set);
+	return PromLayoutCreate(set, ncolumns, names, kinds, types, const_values);
+}
+
+/* Sort the series, merge equal label sets, put samples in time order. */
+void
+PromSeriesSetFinish(PromSeriesSet *set)
+{
+	int			i;
+
+	Assert(!set->finished);
+	PromGroupPlaceHeldRows(set);
+	set->finished = true;
+	set->last = NULL;
+	/* a newest series of another's keys is merged with it by the sort */
+	set->newest_unindexed = false;
+	/* the index is for adding rows: its memory goes to the sort */
+	set_free_array(set, set->slots, sizeof(SeriesSlot) * (set->slot_mask + 1));
+	set->slots = NULL;
+	PromSortSeries(set);
+	for (i = 0; i < set->nunsorted; i++)
+		if (set->unsorted[i]->needs_sort)
+			PromSortSamples(set, set->unsorted[i]);
+}
+
+/*
+ * Bytes a set holds outside memory contexts: its arena's.  Its context is a
+ * child of the one it was created in, and counted with it.
+ */
+Size
+PromSeriesSetArenaBytes(const PromSeriesSet *set)
+{
+	return PromArenaBytes(set->arena);
+}
+
+/*
+ * The series of a set not finished yet and their number, in creation order,
+ * the rows it holds placed first.
+ */
+PromSeries *const *
+PromSeriesSetSeriesSoFar(PromSeriesSet *set, int *count)
+{
+	PromGroupPlaceHeldRows(set);
+	return PromSeriesSetSeries(set, count);
+}
+
+/* Free a set and everything it holds. */
+void
+PromSeriesSetFree(PromSeriesSet *set)
+{
+	MemoryContextDelete(set->context);
+}
+
+/*
+ * The series of a set and their number: in label-set order once the set is
+ * finished, in creation order before (PromSeriesSetSeriesSoFar, while it may
+ * hold rows).
+ */
+PromSeries *const *
+PromSeriesSetSeries(const PromSeriesSet *set, int *count)
+{
+	if (set->holding != NULL)
+		elog(ERROR, "promread series set read while it holds rows");
+	*count = set->nseries;
+	return set->series;
+}
+
+/*
+ * Bytes of a finished set's series as the fields of a SAMPLES QueryResult,
+ * added up while finishing, so that the response's length is known before
+ * the series are read in their order.
+ */
+Size
+PromSeriesSetResultBytes(const PromSeriesSet *set)
+{
+	Assert(set->finished);
+	return set->result_bytes;
+}
+
+/* Number of rows added to the set (samples before duplicate removal). */
+int64
+PromSeriesSetSampleCount(const PromSeriesSet *set)
+{
+	return set->nsamples;
+}
