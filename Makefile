@@ -14,10 +14,13 @@ REGRESS_OPTS = --inputdir=test --encoding=UTF8 --load-extension=promread
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter
 
-# make ASSERTS=1 (or ASSERTS=1 test/run-all): promread's Assert()s checked,
-# on a server built without assertions
+# make ASSERTS=1: promread's Assert()s checked, on a server built without
+# assertions; make WERROR=1: warnings are errors (test/run-all builds both)
 ifdef ASSERTS
 PG_CPPFLAGS += -DUSE_ASSERT_CHECKING
+endif
+ifdef WERROR
+PG_CFLAGS += -Werror
 endif
 SHLIB_LINK = -lprotobuf-c -lsnappy -lxxhash -lstdc++
 
