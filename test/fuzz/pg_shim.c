@@ -35,8 +35,7 @@
  *	  (prom_read_request, prom_regex_translate), which take Datums from the
  *	  executor; they abort if ever called.
  *	- GetDatabaseEncoding: PG_UTF8 (promread requires a UTF8 database).
- *	- The GUC variables, at their defaults from src/promread.c, and
- *	  PromPhases (phase reports off), normally in src/phases.c.
+ *	- The GUC variables, at their defaults from src/promread.c.
  *	- CHECK_FOR_INTERRUPTS: no interrupt is ever pending.
  */
 #include "postgres.h"
@@ -72,10 +71,8 @@ int			promread_max_samples = 50000000;
 int			promread_max_request_bytes = 32 * 1024 * 1024;
 int			promread_max_frame_bytes = 1024 * 1024;
 bool		promread_report_phases = false;
-int			promread_keep_memory = 128 * 1024;
-
-/* src/phases.c: no report is being made */
-PromPhaseReport PromPhases;
+int			promread_keep_memory = 4 * 1024;
+int			promread_max_memory = 1024 * 1024;
 
 /*---- Backend globals ----*/
 
