@@ -28,7 +28,10 @@
  *    looked up when the row after it comes (index_newest_series), by when
  *    its slot of the index has arrived in the cache.
  * 7. The sample is appended to its series' last block (samples.c grows
- *    them); a sample out of time order marks its series for sorting.
+ *    them); a sample out of time order marks its series for sorting.  A
+ *    series whose labels fail a matcher decided per value (layout.c) has no
+ *    room in its head, so its rows leave step 1 for add_row, which drops
+ *    them.
  *
  *-------------------------------------------------------------------------
  */
@@ -134,13 +137,16 @@ set_row_image(PromLayout *layout, const PromSeries *series,
  * Does a row of other keys than the row before's, whose series is not the
  * one guessed to follow, come after a run of rows: the previous row's series
  * the newest, with RUN_ROWS samples or more?  Then it most likely begins a
- * series of its own (each series' rows come together).
+ * series of its own (each series' rows come together).  Not with matchers
+ * decided per value: a series made twice (the sort merges such twins)
+ * would decide them twice.
  */
 static inline bool
-follows_run(const PromSeriesSet *set, const PromSeries *previous)
+follows_run(const PromSeriesSet *set, const PromLayout *layout,
+			const PromSeries *previous)
 {
 	return previous != NULL && previous == set->series[set->nseries - 1] &&
-		previous->nsamples >= RUN_ROWS;
+		previous->nsamples >= RUN_ROWS && layout->nfilters == 0;
 }
 
 /*
@@ -195,12 +201,15 @@ series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	 * its slot is asked for first, and the shared values are looked up while
 	 * it comes.  Right after a series was made, a row of other keys most
 	 * likely makes one too: it is made at once, and looked up later
-	 * (index_newest_series), when its slot has come.
+	 * (index_newest_series), when its slot has come; not when the layout
+	 * decides matchers per value, which a series made twice would decide
+	 * twice.
 	 */
 	PromPrefetch(home_slot(set, hash));
 	PromLookUpSharedValues(set, layout, values);
 	index_after_next_row = previous != NULL &&
-		previous == set->series[set->nseries - 1];
+		previous == set->series[set->nseries - 1] &&
+		layout->nfilters == 0;
 	if (!index_after_next_row)
 	{
 		const SeriesSlot *found = PromFindSeries(set, layout, hash, NULL,
@@ -489,8 +498,11 @@ place_held_rows(PromSeriesSet *set)
 		}
 		if (previous != NULL)
 			previous->successor = number;
-		append_sample(set, series, PromSeriesSampleIsLate(series, row->t),
-					  row->t, row->v);
+		if (likely(!series->rejected))
+			append_sample(set, series, PromSeriesSampleIsLate(series, row->t),
+						  row->t, row->v);
+		else
+			set->nsamples--;
 		set->last_t = row->t;
 		previous = series;
 	}
@@ -615,7 +627,7 @@ add_row(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 			{
 				uint32		number;
 
-				if (follows_run(set, previous))
+				if (follows_run(set, layout, previous))
 					number = create_series_unindexed(set, layout, values,
 													 isnull, t);
 				else
@@ -639,6 +651,12 @@ add_row(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 		reset_row_context(set);
 	}
 
+	if (unlikely(series->rejected))
+	{
+		/* a filter decided per value rejects its series: no sample */
+		set->nsamples--;
+		return;
+	}
 	append_sample(set, series,
 				  series == previous ? t <= set->last_t :
 				  PromSeriesSampleIsLate(series, t),

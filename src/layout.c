@@ -21,7 +21,11 @@
  *    datacenter) is stored and converted once.
  * 4. A column whose values are nearly all distinct (a host per series)
  *    stops being looked up: each new series gets a value of its own.
- * 5. A series' labels are its present values (not empty, not NULL) in name
+ * 5. Matchers that no index answers (regexes that are not literal sets,
+ *    negative matchers) may be decided here, per distinct value, rather than
+ *    per row by SQL (PromLayoutAddFilter): a value's verdict is kept with it,
+ *    and a series whose values fail is made rejected, taking no samples.
+ * 6. A series' labels are its present values (not empty, not NULL) in name
  *    order, written as Label fields from each column's name part, made
  *    once a layout.
  *
@@ -95,6 +99,7 @@ alloc_value(PromSeriesSet *set, PromLabelKind kind, const char *label_name,
 		memcpy(start, key, key_size);
 	value = (PromLabelValue *) (start + key_size);
 	value->ordinal = 0;
+	value->verdict = VERDICT_UNKNOWN;
 	if (label == NULL)
 		value->text_len = PROM_VALUE_NULL;
 	else
@@ -453,6 +458,90 @@ PromLookUpSharedValues(PromSeriesSet *set, PromLayout *layout,
 				column_value(set, layout, i, values, layout->kinds[i]);
 		layout->row_values[i] = value;
 	}
+}
+
+/*
+ * Have the engine decide a matcher per distinct value of a TEXT or NAME
+ * column of a layout, rather than SQL per row: series whose value of the
+ * column fails it are rejected (they take no samples, and the set does not
+ * answer them).  The matcher must live as long as the set.
+ */
+void
+PromLayoutAddFilter(PromSeriesSet *set, PromLayout *layout, int column,
+					const PromMatcher *matcher)
+{
+	Assert(layout->kinds[column] == PROM_LABEL_TEXT ||
+		   layout->kinds[column] == PROM_LABEL_NAME);
+	if (layout->filters == NULL)
+		layout->filters = MemoryContextAlloc(set->context,
+											 sizeof(LayoutFilter) *
+											 layout->ncolumns * 4);
+	else if (layout->nfilters % (layout->ncolumns * 4) == 0)
+		layout->filters = repalloc(layout->filters, sizeof(LayoutFilter) *
+								   (layout->nfilters + layout->ncolumns * 4));
+	layout->filters[layout->nfilters].column = column;
+	layout->filters[layout->nfilters].matcher = matcher;
+	layout->nfilters++;
+}
+
+/* Does a value of a column (its text; absent: "") pass the column's filters? */
+static bool
+passes_column_filters(const PromLayout *layout, int column, const char *bytes,
+					  int len)
+{
+	int			f;
+
+	for (f = 0; f < layout->nfilters; f++)
+	{
+		if (layout->filters[f].column != column)
+			continue;
+		PromPhases.matcher_evaluations++;
+		if (!PromMatcherMatches(layout->filters[f].matcher, bytes, len))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Do the current row's values pass the layout's filters?  A shared value
+ * (looked up: layout->row_values) is decided once and keeps its verdict; a
+ * column whose values are not looked up (one per series) is decided on the
+ * row's key, once per series.
+ */
+bool
+PromRowPassesFilters(PromLayout *layout)
+{
+	int			f;
+
+	for (f = 0; f < layout->nfilters; f++)
+	{
+		int			column = layout->filters[f].column;
+		PromLabelValue *value = layout->row_values[column];
+		const RowKey *key = &layout->row[column];
+		int			earlier;
+
+		/* each column once: its first filter's turn */
+		for (earlier = 0; earlier < f; earlier++)
+			if (layout->filters[earlier].column == column)
+				break;
+		if (earlier < f)
+			continue;
+		if (value == NULL)
+		{
+			if (!passes_column_filters(layout, column,
+									   key->len > 0 ? key->key.bytes : "",
+									   Max(key->len, 0)))
+				return false;
+			continue;
+		}
+		if (value->verdict == VERDICT_UNKNOWN)
+			value->verdict = passes_column_filters(layout, column, value->text,
+												   Max(value->text_len, 0)) ?
+				VERDICT_PASS : VERDICT_FAIL;
+		if (value->verdict == VERDICT_FAIL)
+			return false;
+	}
+	return true;
 }
 
 /*

@@ -10,8 +10,9 @@
  * continue their series' head (samples.c) and how many of those were given
  * a chained block of their own later, and how many series were made after
  * a run of rows without a lookup (group.c) and how many merged into another
- * of their label set when sorted (order.c).  With it off, every probe is one
- * untaken branch.
+ * of their label set when sorted (order.c), and how many times a matcher
+ * was evaluated on a label value (layout.c: matchers decided per distinct
+ * value).  With it off, every probe is one untaken branch.
  *
  * Phases are timed with the CPU's time-stamp counter where there is one
  * (converted to time against the wall clock over the whole call), else with
@@ -112,11 +113,13 @@ PromPhasesFinish(void)
 					 " compressed=" INT64_FORMAT " memory=%zu"
 					 " continuations=" INT64_FORMAT
 					 " continuations_ended=" INT64_FORMAT
-					 " after_runs=" INT64_FORMAT " merged=" INT64_FORMAT,
+					 " after_runs=" INT64_FORMAT " merged=" INT64_FORMAT
+					 " matcher_evaluations=" INT64_FORMAT,
 					 PromPhases.rows, PromPhases.series, PromPhases.samples,
 					 PromPhases.bytes, PromPhases.compressed, PromPhases.memory,
 					 PromPhases.continuations, PromPhases.continuations_ended,
-					 PromPhases.after_runs, PromPhases.merged);
+					 PromPhases.after_runs, PromPhases.merged,
+					 PromPhases.matcher_evaluations);
 	ereport(NOTICE, (errmsg_internal("%s", report.data)));
 	pfree(report.data);
 }

@@ -48,6 +48,8 @@ typedef struct PromPhaseReport
 								 * without a lookup */
 	int64		merged;			/* series merged into one of the same
 								 * label set by the sort */
+	int64		matcher_evaluations;	/* matchers evaluated on a label
+										 * value (decided per value) */
 } PromPhaseReport;
 
 extern PromPhaseReport PromPhases;

@@ -28,14 +28,17 @@ typedef struct PromRegex
 {
 	text	   *anchored;		/* ARE accepting exactly the RE2 pattern's
 								 * strings, anchored at both ends */
-	bool		is_literal_set; /* the pattern is a literal or an alternation
-								 * of literals (no case folding) */
+	bool		is_literal_set; /* the pattern matches a small finite set of
+								 * strings: the literals */
 	int			nliterals;		/* when is_literal_set: the literals (at
 								 * least one, sorted bytewise, without
 								 * duplicates) */
 	char	  **literals;		/* NUL-terminated copies, "" possible, never
 								 * containing NUL */
 	int		   *literal_lens;
+	char	   *prefix;			/* what every string it matches begins with
+								 * (NUL-terminated, "" possible) */
+	int			prefix_len;
 	bool		matches_empty;	/* does "" match the pattern? */
 } PromRegex;
 

@@ -169,6 +169,8 @@ extern PromLayout *PromSeriesSetAddLayout(PromSeriesSet *set, int ncolumns,
 										  const char *const *const_values);
 extern void PromLayoutExpectRows(PromSeriesSet *set, PromLayout *layout,
 								 double rows);
+extern void PromLayoutAddFilter(PromSeriesSet *set, PromLayout *layout,
+								int column, const PromMatcher *matcher);
 extern void PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 							 const Datum *values, const bool *isnull,
 							 int64 t, double v);
@@ -196,6 +198,9 @@ extern void PromScanInit(void);
 extern void PromScanBeginCall(void);
 extern void PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 						   const PromQuery *query, bool named);
+extern List *PromExplainMetric(const PromMetricEntry *entry,
+							   const PromQuery *query, bool named,
+							   bool analyze);
 extern PromSeriesSet *PromRunQuery(const PromQuery *query,
 								   MemoryContext context);
 

@@ -141,9 +141,12 @@ struct PromSeries
 								 * its place in the set's series while rows
 								 * are added (creation order); 0: none */
 	uint16		layout;			/* its layout's number in its set */
-	uint16		nvalues:14;		/* its label values: its layout's columns
+	uint16		nvalues:13;		/* its label values: its layout's columns
 								 * read from rows, kept here so that its
 								 * head is found without its layout */
+	uint16		rejected:1;		/* its labels fail a matcher decided per
+								 * value: it takes no samples (its head
+								 * has no room) and is not answered */
 	uint16		needs_sort:1;	/* samples out of time order (it is in its
 								 * set's list of series to sort) */
 	uint16		continued:1;	/* its last block continues its head */
@@ -151,7 +154,7 @@ struct PromSeries
 	/* then its head's base and its head, PromSeriesHead */
 };
 
-StaticAssertDecl(PROM_MAX_LABELS < (1 << 14),
+StaticAssertDecl(PROM_MAX_LABELS < (1 << 13),
 				 "PromSeries.nvalues cannot count a series' labels");
 
 /*

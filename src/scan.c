@@ -13,12 +13,16 @@
  *    security apply.  Values are bound as parameters, identifiers quoted,
  *    operators schema-qualified.  Each matcher is decided as early as it
  *    can be: on a label the relation lacks, once, for the whole scan; on an
- *    enum column, over the enum's labels, as "col = ANY(<values>)"; else as
- *    "col <op> $n", a literal alternation as "= ANY($n)", another regex as
- *    an anchored ARE (prom_regex.c) under the "C" collation.  A matcher that
- *    matches "" also matches a NULL column.  Equality needs no COLLATE "C"
- *    on a deterministic collation (it is bytewise there, and would keep an
- *    index out of use); a nondeterministic column gets one.
+ *    enum column, over the enum's labels, as "col = ANY(<values>)"; a regex
+ *    whose strings are few (a literal set) as "= ANY($n)"; another regex or
+ *    a negative matcher on a text column of a relation whose rows are
+ *    stored, per distinct value by the engine (layout.c), a regex's literal
+ *    prefix as a range an index serves; any other as "col <op> $n", a regex
+ *    as an anchored ARE (prom_regex.c).  A matcher that matches "" also
+ *    matches a NULL column.  A comparison gets COLLATE "C" only on a
+ *    nondeterministic collation: elsewhere equality is bytewise and the ARE
+ *    depends on no collation, and an explicit collation would keep an index
+ *    out of use and a foreign server from evaluating it.
  * 3. The statement text depends on the relation, its columns and the shape
  *    of the predicates, never on values, so prepared statements are cached
  *    per backend by text and parameter types, and planned for each call's
@@ -41,11 +45,13 @@
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "nodes/params.h"
 #include "phases.h"
 #include "promread.h"
@@ -53,6 +59,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "storage/lmgr.h"
@@ -90,6 +97,25 @@ typedef struct ScanStatement
 	Datum		param_values[FUNC_MAX_ARGS];
 } ScanStatement;
 
+/* A matcher the engine decides per distinct value of a label column. */
+typedef struct ScanFilter
+{
+	int			column;			/* its place among the label columns */
+	const PromMatcher *matcher;
+} ScanFilter;
+
+/* The read of one metric relation for one query, before it runs. */
+typedef struct MetricScan
+{
+	const PromMetricEntry *entry;
+	ScanStatement stmt;
+	MetricColumn time_column;
+	MetricColumn value_column;
+	MetricColumn *labels;
+	int			nlabels;
+	List	   *filters;		/* of ScanFilter */
+} MetricScan;
+
 /* Receives the scan's rows and adds them to the series set. */
 typedef struct ScanReceiver
 {
@@ -121,8 +147,10 @@ static List *warned_misfits = NIL;
 static ExecutorStart_hook_type previous_executor_start = NULL;
 
 /*
- * The first PostgreSQL timestamp whose millisecond is not before ms, with
- * ms clamped to PostgreSQL's range: [MIN_TIMESTAMP, END_TIMESTAMP].
+ * The first PostgreSQL timestamp whose millisecond is not before ms: the
+ * first one for ms before PostgreSQL's range, infinity for ms past it (no
+ * finite timestamp is at or after it, and infinity, unlike END_TIMESTAMP,
+ * is valid input for a foreign server).
  */
 static int64
 ms_lower_bound(int64 ms)
@@ -130,7 +158,16 @@ ms_lower_bound(int64 ms)
 	int64		min_ms = PromTimestampToMs(MIN_TIMESTAMP);
 	int64		end_ms = PromTimestampToMs(END_TIMESTAMP);
 
-	return PromMsToTimestamp(Max(min_ms, Min(ms, end_ms)));
+	if (ms >= end_ms)
+		return DT_NOEND;
+	return PromMsToTimestamp(Max(min_ms, ms));
+}
+
+/* The first PostgreSQL timestamp of the millisecond after ms, or infinity. */
+static int64
+ms_upper_bound(int64 ms)
+{
+	return ms == PG_INT64_MAX ? DT_NOEND : ms_lower_bound(ms + 1);
 }
 
 /* Append a parameter and return its number. */
@@ -247,9 +284,13 @@ add_text_predicate(ScanStatement *stmt, const MetricColumn *column,
 	}
 	else if (matcher->regex != NULL)
 	{
+		/*
+		 * the translated ARE names no class and folds no case, so its answer
+		 * is the same under any deterministic collation, and a foreign
+		 * server is sent the predicate without a collation it might not ship
+		 */
 		op = matcher->type == PROM_MATCH_RE ?
 			"OPERATOR(pg_catalog.~)" : "OPERATOR(pg_catalog.!~)";
-		collate = " COLLATE pg_catalog.\"C\"";
 		param_value = PointerGetDatum(matcher->regex->anchored);
 	}
 	else
@@ -468,6 +509,23 @@ PromScanInit(void)
 }
 
 /*
+ * Plan promread's statements for each call's values whatever
+ * plan_cache_mode says, until AtEOXact_GUC(true, the level returned): a
+ * generic plan would not prune partitions by the matchers' values, nor use
+ * a regex's prefix.
+ */
+static int
+use_custom_plans(void)
+{
+	int			nest = NewGUCNestLevel();
+
+	(void) set_config_option("plan_cache_mode", "force_custom_plan",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	return nest;
+}
+
+/*
  * Run the scan's plan into the receiver.  For promread.report_phases, the
  * scan is then run again with a receiver that reads each row as
  * scan_receive does but groups none: its time is the scan phase's, and the
@@ -482,9 +540,11 @@ run_scan(SPIPlanPtr plan, SPIExecuteOptions *options, ScanReceiver *receiver)
 {
 	uint64		begin = PromPhaseBegin();
 	uint64		with_grouping;
+	int			nest = use_custom_plans();
 	int			rc;
 
 	rc = SPI_execute_plan_extended(plan, options);
+	AtEOXact_GUC(true, nest);
 	if (rc < 0)
 		elog(ERROR, "promread scan failed: %s", SPI_result_code_string(rc));
 	if (likely(!PromPhases.active))
@@ -692,12 +752,96 @@ read_metric_columns(const PromMetricEntry *entry, bool named,
 }
 
 /*
- * Add the predicates of the query's matchers on labels; false when no row
- * can match.
+ * Is a matcher on a column of this kind decided per distinct value by the
+ * engine rather than per row by SQL?  A regex that is not a literal set, and
+ * a negative matcher, cannot be answered by an index; on a text or name
+ * column of a relation whose rows are stored (rows_are_stored), it is
+ * decided once per value.
+ */
+static bool
+decided_per_value(const PromMatcher *matcher, const MetricColumn *column,
+				  bool stored)
+{
+	if (!stored ||
+		(column->kind != PROM_LABEL_TEXT && column->kind != PROM_LABEL_NAME))
+		return false;
+	return matcher->type == PROM_MATCH_NEQ || matcher->type == PROM_MATCH_NRE ||
+		(matcher->type == PROM_MATCH_RE && !matcher->regex->is_literal_set);
+}
+
+/*
+ * The least string greater than every string that begins with a prefix
+ * (bytewise, as under the "C" collation): the prefix with its last
+ * character replaced by the next code point (UTF-8 orders like code
+ * points), or, for U+10FFFF, the same for the prefix without it; NULL when
+ * there is none.
+ */
+static text *
+prefix_upper_bound(const char *prefix, int len)
+{
+	while (len > 0)
+	{
+		int			start = len - 1;
+		pg_wchar	c;
+		unsigned char utf8[8];
+
+		while (start > 0 && (prefix[start] & 0xC0) == 0x80)
+			start--;
+		c = utf8_to_unicode((const unsigned char *) prefix + start) + 1;
+		if (c >= 0xD800 && c <= 0xDFFF)
+			c = 0xE000;
+		if (c <= 0x10FFFF)
+		{
+			StringInfoData buf;
+
+			initStringInfo(&buf);
+			appendBinaryStringInfo(&buf, prefix, start);
+			memset(utf8, 0, sizeof(utf8));
+			unicode_to_utf8(c, utf8);
+			appendStringInfoString(&buf, (char *) utf8);
+			return cstring_to_text_with_len(buf.data, buf.len);
+		}
+		len = start;
+	}
+	return NULL;
+}
+
+/*
+ * The predicate that narrows a regex decided per value to the rows whose
+ * value begins with its literal prefix: a range, which a btree index under
+ * the "C" collation serves (a "C" column's own index, or one on
+ * (col COLLATE "C")).
+ */
+static void
+add_prefix_range(ScanStatement *stmt, const MetricColumn *column,
+				 const char *quoted, const PromRegex *regex)
+{
+	const char *collate = lc_collate_is_c(column->collation) ? "" :
+		" COLLATE pg_catalog.\"C\"";
+	text	   *upper = prefix_upper_bound(regex->prefix, regex->prefix_len);
+	int			param;
+
+	param = add_param(stmt, TEXTOID,
+					  PointerGetDatum(cstring_to_text_with_len(regex->prefix,
+															   regex->prefix_len)));
+	appendStringInfo(&stmt->sql, " AND %s%s OPERATOR(pg_catalog.>=) $%d",
+					 quoted, collate, param);
+	if (upper == NULL)
+		return;
+	param = add_param(stmt, TEXTOID, PointerGetDatum(upper));
+	appendStringInfo(&stmt->sql, " AND %s%s OPERATOR(pg_catalog.<) $%d",
+					 quoted, collate, param);
+}
+
+/*
+ * Add the predicates of the query's matchers on labels, and list in
+ * *per_value those the engine decides per distinct value (ScanFilter);
+ * false when no row can match.
  */
 static bool
 add_matchers(ScanStatement *stmt, const PromQuery *query,
-			 const MetricColumn *labels, int nlabels)
+			 const MetricColumn *labels, int nlabels, bool stored,
+			 List **per_value)
 {
 	int			i;
 
@@ -705,6 +849,7 @@ add_matchers(ScanStatement *stmt, const PromQuery *query,
 	{
 		const PromMatcher *matcher = &query->matchers[i];
 		const MetricColumn *column;
+		const char *quoted;
 
 		if (strcmp(matcher->name, "__name__") == 0)
 			continue;			/* decided by the catalog lookup */
@@ -716,15 +861,32 @@ add_matchers(ScanStatement *stmt, const PromQuery *query,
 				return false;
 			continue;
 		}
+		quoted = quote_identifier(column->name);
 		if (column->kind == PROM_LABEL_ENUM)
 		{
-			if (!add_enum_predicate(stmt, column,
-									quote_identifier(column->name), matcher))
+			if (!add_enum_predicate(stmt, column, quoted, matcher))
 				return false;
 		}
+		else if (decided_per_value(matcher, column, stored))
+		{
+			ScanFilter *filter = palloc(sizeof(ScanFilter));
+
+			filter->column = column - labels;
+			filter->matcher = matcher;
+			*per_value = lappend(*per_value, filter);
+			if (matcher->type == PROM_MATCH_RE && column->kind == PROM_LABEL_TEXT &&
+				matcher->regex->prefix_len > 0)
+				add_prefix_range(stmt, column, quoted, matcher->regex);
+		}
 		else
-			add_text_predicate(stmt, column, quote_identifier(column->name),
-							   matcher);
+		{
+			add_text_predicate(stmt, column, quoted, matcher);
+			/* the planner derives a regex's range itself on a "C" column */
+			if (matcher->type == PROM_MATCH_RE && column->kind == PROM_LABEL_TEXT &&
+				!matcher->regex->is_literal_set && matcher->regex->prefix_len > 0 &&
+				!lc_collate_is_c(column->collation))
+				add_prefix_range(stmt, column, quoted, matcher->regex);
+		}
 	}
 	return true;
 }
@@ -732,7 +894,8 @@ add_matchers(ScanStatement *stmt, const PromQuery *query,
 /*
  * Add the time range: [start, end] in ms on a bigint column; on a timestamp
  * column, from the first timestamp of the start's millisecond to before the
- * first of the millisecond after the end.
+ * first of the millisecond after the end (infinity past PostgreSQL's range:
+ * a bound written out must be valid input, for a foreign server).
  */
 static void
 add_time_range(ScanStatement *stmt, const PromQuery *query,
@@ -751,12 +914,153 @@ add_time_range(ScanStatement *stmt, const PromQuery *query,
 		return;
 	}
 	add_param(stmt, type, Int64GetDatum(ms_lower_bound(query->start_ms)));
-	add_param(stmt, type,
-			  Int64GetDatum(query->end_ms == PG_INT64_MAX ? END_TIMESTAMP :
-							ms_lower_bound(query->end_ms + 1)));
+	add_param(stmt, type, Int64GetDatum(ms_upper_bound(query->end_ms)));
 	appendStringInfo(&stmt->sql,
 					 " %s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<) $2",
 					 quoted, quoted);
+}
+
+/*
+ * Are the relation's rows read as they are stored, rather than computed: a
+ * table, a materialized view, or a partitioned table without foreign
+ * partitions?  Only then does the engine decide matchers per value.  A
+ * view may join a table of series to one of samples, where SQL evaluates a
+ * matcher once a series; a foreign server should filter rows where they
+ * are.
+ */
+static bool
+rows_are_stored(Oid relid)
+{
+	char		relkind = get_rel_relkind(relid);
+	ListCell   *lc;
+
+	if (relkind == RELKIND_RELATION || relkind == RELKIND_MATVIEW)
+		return true;
+	if (relkind != RELKIND_PARTITIONED_TABLE)
+		return false;
+	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_FOREIGN_TABLE)
+			return false;
+	return true;
+}
+
+/*
+ * Plan the read of one metric relation for a query: lock it, read its
+ * registered columns, and build the statement and the layout's columns.
+ * False when there is nothing to read (the relation gone, skipped, or no
+ * row can match).
+ */
+static bool
+prepare_metric_scan(const PromMetricEntry *entry, const PromQuery *query,
+					bool named, MetricScan *scan)
+{
+	int			nlabels = entry->nlabels;
+	MetricColumn *labels = palloc(sizeof(MetricColumn) * Max(nlabels, 1));
+	ScanStatement *stmt = &scan->stmt;
+	int			i;
+
+	memset(scan, 0, sizeof(MetricScan));
+	scan->entry = entry;
+	scan->labels = labels;
+	scan->nlabels = nlabels;
+	if (!lock_metric_relation(entry, named) ||
+		!read_metric_columns(entry, named, &scan->time_column,
+							 &scan->value_column, labels))
+		return false;
+
+	/* the statement: label columns, time, value; then the predicates */
+	initStringInfo(&stmt->sql);
+	appendStringInfoString(&stmt->sql, "SELECT ");
+	for (i = 0; i < nlabels; i++)
+		appendStringInfo(&stmt->sql, "%s, ", quote_identifier(labels[i].name));
+	appendStringInfo(&stmt->sql, "%s, ",
+					 quote_identifier(scan->time_column.name));
+	if (scan->value_column.type == FLOAT8OID)
+		appendStringInfoString(&stmt->sql,
+							   quote_identifier(scan->value_column.name));
+	else
+		appendStringInfo(&stmt->sql, "CAST(%s AS pg_catalog.float8)",
+						 quote_identifier(scan->value_column.name));
+	appendStringInfo(&stmt->sql, " FROM %s WHERE",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(entry->relid)),
+												get_rel_name(entry->relid)));
+	add_time_range(stmt, query, &scan->time_column);
+	return add_matchers(stmt, query, labels, nlabels,
+						rows_are_stored(entry->relid), &scan->filters);
+}
+
+/* The parameters of a statement, for the executor. */
+static ParamListInfo
+statement_params(const ScanStatement *stmt)
+{
+	ParamListInfo params = makeParamList(stmt->nparams);
+	int			i;
+
+	params->numParams = stmt->nparams;
+	for (i = 0; i < stmt->nparams; i++)
+	{
+		params->params[i].value = stmt->param_values[i];
+		params->params[i].isnull = false;
+		params->params[i].pflags = PARAM_FLAG_CONST;
+		params->params[i].ptype = stmt->param_types[i];
+	}
+	return params;
+}
+
+/*
+ * Add a layout for the scan's rows to the set: the label columns, then
+ * __name__, a constant label; and the matchers the engine decides per
+ * value.  Sets up the receiver of the rows.
+ */
+static void
+add_scan_layout(PromSeriesSet *set, const MetricScan *scan,
+				ScanReceiver *receiver)
+{
+	int			nlabels = scan->nlabels;
+	const char **names = palloc(sizeof(char *) * (nlabels + 1));
+	PromLabelKind *kinds = palloc(sizeof(PromLabelKind) * (nlabels + 1));
+	Oid		   *types = palloc(sizeof(Oid) * (nlabels + 1));
+	Oid		   *result_types = palloc(sizeof(Oid) * (nlabels + 2));
+	const char **const_values = palloc0(sizeof(char *) * (nlabels + 1));
+	ListCell   *lc;
+	int			i;
+
+	for (i = 0; i < nlabels; i++)
+	{
+		names[i] = scan->labels[i].name;
+		kinds[i] = scan->labels[i].kind;
+		types[i] = scan->labels[i].basetype;
+		result_types[i] = scan->labels[i].type;
+	}
+	names[nlabels] = "__name__";
+	kinds[nlabels] = PROM_LABEL_CONST;
+	types[nlabels] = TEXTOID;
+	const_values[nlabels] = scan->entry->metric;
+	result_types[nlabels] = scan->time_column.type;
+	result_types[nlabels + 1] = FLOAT8OID;
+
+	memset(receiver, 0, sizeof(ScanReceiver));
+	receiver->pub.receiveSlot = scan_receive;
+	receiver->pub.rStartup = scan_startup;
+	receiver->pub.rShutdown = scan_shutdown;
+	receiver->pub.rDestroy = scan_destroy;
+	receiver->pub.mydest = DestNone;
+	receiver->set = set;
+	receiver->layout = PromSeriesSetAddLayout(set, nlabels + 1, names, kinds,
+											  types, const_values);
+	foreach(lc, scan->filters)
+	{
+		const ScanFilter *filter = lfirst(lc);
+
+		PromLayoutAddFilter(set, receiver->layout, filter->column,
+							filter->matcher);
+	}
+	receiver->nlabels = nlabels;
+	receiver->ncolumns = nlabels + 2;
+	receiver->result_types = result_types;
+	receiver->metric = scan->entry->metric;
+	receiver->time_kind = scan->time_column.basetype == INT8OID ?
+		TIME_EPOCH_MS : TIME_TIMESTAMP;
 }
 
 /*
@@ -770,104 +1074,79 @@ void
 PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 			   const PromQuery *query, bool named)
 {
-	int			nlabels = entry->nlabels;
-	MetricColumn *labels = palloc(sizeof(MetricColumn) * Max(nlabels, 1));
-	const char **names = palloc(sizeof(char *) * (nlabels + 1));
-	PromLabelKind *kinds = palloc(sizeof(PromLabelKind) * (nlabels + 1));
-	Oid		   *types = palloc(sizeof(Oid) * (nlabels + 1));
-	Oid		   *result_types = palloc(sizeof(Oid) * (nlabels + 2));
-	const char **const_values = palloc0(sizeof(char *) * (nlabels + 1));
-	MetricColumn time_column;
-	MetricColumn value_column;
-	ScanStatement stmt;
+	MetricScan	scan;
 	ScanReceiver receiver;
 	SPIExecuteOptions options;
-	ParamListInfo params;
 	SPIPlanPtr	plan;
 	uint64		begin = PromPhaseBegin();
-	int			i;
 
-	if (!lock_metric_relation(entry, named) ||
-		!read_metric_columns(entry, named, &time_column, &value_column, labels))
+	if (!prepare_metric_scan(entry, query, named, &scan))
 	{
 		PromPhaseEnd(PROM_PHASE_PLAN, begin);
 		return;
 	}
-
-	/* the statement: label columns, time, value; then the predicates */
-	memset(&stmt, 0, sizeof(stmt));
-	initStringInfo(&stmt.sql);
-	appendStringInfoString(&stmt.sql, "SELECT ");
-	for (i = 0; i < nlabels; i++)
-		appendStringInfo(&stmt.sql, "%s, ", quote_identifier(labels[i].name));
-	appendStringInfo(&stmt.sql, "%s, ", quote_identifier(time_column.name));
-	if (value_column.type == FLOAT8OID)
-		appendStringInfoString(&stmt.sql, quote_identifier(value_column.name));
-	else
-		appendStringInfo(&stmt.sql, "CAST(%s AS pg_catalog.float8)",
-						 quote_identifier(value_column.name));
-	appendStringInfo(&stmt.sql, " FROM %s WHERE",
-					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(entry->relid)),
-												get_rel_name(entry->relid)));
-	add_time_range(&stmt, query, &time_column);
-	if (!add_matchers(&stmt, query, labels, nlabels))
-	{
-		PromPhaseEnd(PROM_PHASE_PLAN, begin);
-		return;
-	}
-
-	/* the layout: the label columns, then __name__, a constant label */
-	for (i = 0; i < nlabels; i++)
-	{
-		names[i] = labels[i].name;
-		kinds[i] = labels[i].kind;
-		types[i] = labels[i].basetype;
-		result_types[i] = labels[i].type;
-	}
-	names[nlabels] = "__name__";
-	kinds[nlabels] = PROM_LABEL_CONST;
-	types[nlabels] = TEXTOID;
-	const_values[nlabels] = entry->metric;
-	result_types[nlabels] = time_column.type;
-	result_types[nlabels + 1] = FLOAT8OID;
-
-	memset(&receiver, 0, sizeof(receiver));
-	receiver.pub.receiveSlot = scan_receive;
-	receiver.pub.rStartup = scan_startup;
-	receiver.pub.rShutdown = scan_shutdown;
-	receiver.pub.rDestroy = scan_destroy;
-	receiver.pub.mydest = DestNone;
-	receiver.set = set;
-	receiver.layout = PromSeriesSetAddLayout(set, nlabels + 1, names, kinds,
-											 types, const_values);
-	receiver.nlabels = nlabels;
-	receiver.ncolumns = nlabels + 2;
-	receiver.result_types = result_types;
-	receiver.metric = entry->metric;
-	receiver.time_kind = time_column.basetype == INT8OID ?
-		TIME_EPOCH_MS : TIME_TIMESTAMP;
-
-	params = makeParamList(stmt.nparams);
-	params->numParams = stmt.nparams;
-	for (i = 0; i < stmt.nparams; i++)
-	{
-		params->params[i].value = stmt.param_values[i];
-		params->params[i].isnull = false;
-		params->params[i].pflags = PARAM_FLAG_CONST;
-		params->params[i].ptype = stmt.param_types[i];
-	}
-
+	add_scan_layout(set, &scan, &receiver);
 	elog(DEBUG1, "promread scan of metric \"%s\": %s", entry->metric,
-		 stmt.sql.data);
-	plan = cached_plan(&stmt);
+		 scan.stmt.sql.data);
+	plan = cached_plan(&scan.stmt);
 	PromPhaseEnd(PROM_PHASE_PLAN, begin);
 
 	memset(&options, 0, sizeof(options));
-	options.params = params;
+	options.params = statement_params(&scan.stmt);
 	options.read_only = true;
 	options.dest = &receiver.pub;
 	if (named)
 		run_scan(plan, &options, &receiver);
 	else
 		run_scan_skipping_unreadable(plan, &options, &receiver);
+}
+
+/*
+ * The lines that explain reading one metric relation for a query: the
+ * metric, the matchers the engine decides per value, then the plan of its
+ * statement (EXPLAIN, with ANALYZE when asked: the statement then runs, its
+ * rows discarded), planned for the query's values as reads plan it.  NIL
+ * when nothing would be read.  The caller is connected to SPI.
+ */
+List *
+PromExplainMetric(const PromMetricEntry *entry, const PromQuery *query,
+				  bool named, bool analyze)
+{
+	MetricScan	scan;
+	StringInfoData sql;
+	List	   *lines = NIL;
+	ListCell   *lc;
+	int			nest;
+	uint64		i;
+	int			rc;
+
+	if (!prepare_metric_scan(entry, query, named, &scan))
+		return NIL;
+	lines = lappend(lines, psprintf("metric %s: %s", entry->metric,
+									get_rel_name(entry->relid)));
+	foreach(lc, scan.filters)
+	{
+		const ScanFilter *filter = lfirst(lc);
+
+		lines = lappend(lines, psprintf("  decided per distinct value: %s%s\"%s\"",
+										filter->matcher->name,
+										PromMatchTypeOperator(filter->matcher->type),
+										filter->matcher->value));
+	}
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "EXPLAIN (%s) %s",
+					 analyze ? "ANALYZE, BUFFERS, TIMING OFF" : "COSTS ON",
+					 scan.stmt.sql.data);
+	nest = use_custom_plans();
+	rc = SPI_execute_with_args(sql.data, scan.stmt.nparams,
+							   scan.stmt.param_types, scan.stmt.param_values,
+							   NULL, false, 0);
+	AtEOXact_GUC(true, nest);
+	if (rc < 0)
+		elog(ERROR, "promread explain failed: %s", SPI_result_code_string(rc));
+	for (i = 0; i < SPI_processed; i++)
+		lines = lappend(lines, psprintf("  %s",
+										SPI_getvalue(SPI_tuptable->vals[i],
+													 SPI_tuptable->tupdesc, 1)));
+	return lines;
 }

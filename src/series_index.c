@@ -261,11 +261,12 @@ PromIndexPendingSeries(PromSeriesSet *set)
 
 /*
  * Create a series for the current row's keys, whose shared values are looked
- * up (layout->row_values, PromLookUpSharedValues): its values of its own, those of the columns whose
- * values are not looked up, are made here.  Its first block, for a sample of
- * time t, is made with it: as large as the series made before it is now
- * (which, when each series' rows come together, is all of that series, and
- * this one often has as many samples).
+ * up (layout->row_values, PromLookUpSharedValues): its values of its own,
+ * those of the columns whose values are not looked up, are made here.  Its
+ * first block, for a sample of time t, is made with it: as large as the
+ * series made before it is now (which, when each series' rows come
+ * together, is all of that series, and this one often has as many samples);
+ * none for a series its layout's filters reject.
  */
 PromSeries *
 PromCreateSeries(PromSeriesSet *set, PromLayout *layout, const Datum *values,
@@ -276,10 +277,16 @@ PromCreateSeries(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	PromSeries *series;
 	int			k;
 
+	bool		rejected;
+
 	CHECK_FOR_INTERRUPTS();
 	if (set->nseries > 0)
 		capacity = Min(Max((uint32) set->series[set->nseries - 1]->nsamples,
 						   BLOCK_FIRST_CAPACITY), BLOCK_MAX_CAPACITY);
+	/* a series its layout's filters reject takes no samples */
+	rejected = layout->nfilters > 0 && !PromRowPassesFilters(layout);
+	if (rejected)
+		capacity = 0;
 	series = arena_alloc(set, offsetof(PromSeries, values) +
 						 sizeof(PromLabelValue *) * layout->nkeys +
 						 sizeof(int64) + offsetof(PromSampleBlock, samples) +
@@ -287,6 +294,7 @@ PromCreateSeries(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	memset(series, 0, offsetof(PromSeries, values));
 	series->layout = layout->number;
 	series->nvalues = layout->nkeys;
+	series->rejected = rejected;
 	for (k = 0; k < layout->nkeys; k++)
 	{
 		int			i = layout->key_columns[k];

@@ -67,6 +67,22 @@ PromSeriesSetAddLayout(PromSeriesSet *set, int ncolumns,
 	return PromLayoutCreate(set, ncolumns, names, kinds, types, const_values);
 }
 
+/*
+ * Drop the series that matchers decided per value rejected: they hold no
+ * samples, and an answer holds only series with samples.
+ */
+static void
+drop_rejected_series(PromSeriesSet *set)
+{
+	int			kept = 0;
+	int			i;
+
+	for (i = 0; i < set->nseries; i++)
+		if (!set->series[i]->rejected)
+			set->series[kept++] = set->series[i];
+	set->nseries = kept;
+}
+
 /* Sort the series, merge equal label sets, put samples in time order. */
 void
 PromSeriesSetFinish(PromSeriesSet *set)
@@ -82,6 +98,7 @@ PromSeriesSetFinish(PromSeriesSet *set)
 	/* the index is for adding rows: its memory goes to the sort */
 	set_free_array(set, set->slots, sizeof(SeriesSlot) * (set->slot_mask + 1));
 	set->slots = NULL;
+	drop_rejected_series(set);
 	PromSortSeries(set);
 	for (i = 0; i < set->nunsorted; i++)
 		if (set->unsorted[i]->needs_sort)

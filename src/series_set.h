@@ -60,10 +60,24 @@ struct PromLabelValue
 	uint32		ordinal;		/* order in which finishing the set met it
 								 * among the values of its label name, from
 								 * 1; 0 before */
+	uint8		verdict;		/* of its layout's matchers decided per
+								 * value: VERDICT_* */
 	char		text[FLEXIBLE_ARRAY_MEMBER];	/* NUL-terminated */
 };
 
 #define PROM_VALUE_NULL		(-1)
+
+/* Whether a value passes its column's matchers decided per value. */
+#define VERDICT_UNKNOWN		0
+#define VERDICT_PASS		1
+#define VERDICT_FAIL		2
+
+/* A matcher a layout decides per distinct value of a column. */
+typedef struct LayoutFilter
+{
+	int			column;
+	const PromMatcher *matcher;
+} LayoutFilter;
 
 /* The key of a BINARY value: its bytes. */
 typedef struct BinaryKey
@@ -216,6 +230,8 @@ struct PromLayout
 	RowImage	image;			/* a row of the previous row's series, when
 								 * its keys are simple */
 	ValueTable *values;			/* distinct values, by column */
+	LayoutFilter *filters;		/* matchers decided per value, by column */
+	int			nfilters;
 	HeldRows   *held;			/* rows held to be looked up together
 								 * (group.c); NULL until some are */
 	int		   *name_index;		/* column to the set's sorted label names,
@@ -455,6 +471,7 @@ extern PromLabelValue *PromNewValue(PromSeriesSet *set, PromLayout *layout,
 									int column, const Datum *values);
 extern void PromLookUpSharedValues(PromSeriesSet *set, PromLayout *layout,
 								   const Datum *values);
+extern bool PromRowPassesFilters(PromLayout *layout);
 
 /* series_index.c */
 extern uint64 PromHashRow(const PromLayout *layout, uint64 *key_hashes);
