@@ -1858,6 +1858,8 @@ find_literal_set(RxNode *root, PromRegex *re, MemoryContext resultcxt)
 		for (j = 0; j < sub->n; j++)
 			strings_add(all, sub->v[j], sub->lens[j], "", 0);
 	}
+	if (all->n == 0)
+		return;					/* every string held a NUL: as above */
 	lits = palloc(sizeof(char *) * all->n);
 	for (i = 0; i < all->n; i++)
 		lits[i] = all->v[i];

@@ -30,10 +30,11 @@
  *	  ARE, which neither the decoder nor the selector parser does; the
  *	  translation itself (PromRegexCompile) is what is under test.  The stub
  *	  "succeeds" (returns true).
- *	- deconstruct_array, pg_detoast_datum, pg_detoast_datum_packed: used by
- *	  the SQL-callable functions of request.c and prom_regex.c only
- *	  (prom_read_request, prom_regex_translate), which take Datums from the
- *	  executor; they abort if ever called.
+ *	- deconstruct_array, pg_detoast_datum, pg_detoast_datum_packed,
+ *	  pg_detoast_datum_copy: used by the SQL-callable functions of request.c
+ *	  and prom_regex.c only (prom_read_request, prom_regex_translate,
+ *	  prom_regex_match), which take Datums from the executor; they abort if
+ *	  ever called.
  *	- GetDatabaseEncoding: PG_UTF8 (promread requires a UTF8 database).
  *	- The GUC variables, at their defaults from src/promread.c.
  *	- CHECK_FOR_INTERRUPTS: no interrupt is ever pending.
@@ -745,6 +746,12 @@ struct varlena *
 pg_detoast_datum_packed(struct varlena *datum)
 {
 	shim_fail("pg_detoast_datum_packed is outside the fuzzed code");
+}
+
+struct varlena *
+pg_detoast_datum_copy(struct varlena *datum)
+{
+	shim_fail("pg_detoast_datum_copy is outside the fuzzed code");
 }
 
 /*---- ereport / elog ----*/

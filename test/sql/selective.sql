@@ -82,6 +82,11 @@ SELECT same('req{code=~".*0", job!="api"}', $$code LIKE '%0' AND job IS DISTINCT
 SELECT same('req{job!~"a.*"}', $$job IS NULL OR job !~ '^a'$$);
 SELECT same('req{job=~"|api", instance=~"host-00.*"}', $$instance LIKE 'host-00%'$$);
 SELECT same('req{instance=~"host-(00[1-3]|19[0-9])"}', $$instance ~ '^host-(00[1-3]|19[0-9])$'$$);
+-- a text value holds no NUL: strings with one drop out of a literal set, and
+-- a regex whose every string holds one matches nothing
+SELECT same('req{instance=~"host-007\\x00?|host-008\\x00"}', $$instance = 'host-007'$$);
+SELECT same('req{instance=~"host-007\\x00"}', $$false$$);
+SELECT same('req{instance!~"host-007\\x00", code="200"}', $$code = '200'$$);
 -- a matcher per value on a series whose rows come apart (rows by time)
 CREATE TABLE req_by_time AS SELECT * FROM req ORDER BY ts, instance;
 SELECT prom_register('req_by_time');
