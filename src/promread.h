@@ -192,7 +192,7 @@ extern char *PromPutSeriesLabels(char *p, const PromSeriesSet *set,
 								 const PromSeries *series);
 extern void PromSeriesCopySamples(const PromSeries *series, void *dest);
 
-/*---- Query execution (scan.c, query.c) ----*/
+/*---- Query execution (scan.c, label_values.c, query.c) ----*/
 
 extern void PromScanInit(void);
 extern void PromScanBeginCall(void);
@@ -201,6 +201,8 @@ extern void PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 extern List *PromExplainMetric(const PromMetricEntry *entry,
 							   const PromQuery *query, bool named,
 							   bool analyze);
+extern Datum *PromReadLabelValues(Oid relid, const char *column, text *lower,
+								  text *upper, int *nvalues);
 extern PromSeriesSet *PromRunQuery(const PromQuery *query,
 								   MemoryContext context);
 

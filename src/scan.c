@@ -16,8 +16,10 @@
  *    enum column, over the enum's labels, as "col = ANY(<values>)"; a regex
  *    whose strings are few (a literal set) as "= ANY($n)"; another regex or
  *    a negative matcher on a text column of a relation whose rows are
- *    stored, per distinct value by the engine (layout.c), a regex's literal
- *    prefix as a range an index serves; any other as "col <op> $n", a regex
+ *    stored, per distinct value: over the values an index lists
+ *    (label_values.c), the accepted ones then bound as "= ANY($n)", or else
+ *    by the engine as it reads rows (layout.c), a regex's literal prefix as
+ *    a range an index serves; any other as "col <op> $n", a regex
  *    as an anchored ARE (prom_regex.c).  A matcher that matches "" also
  *    matches a NULL column.  A comparison gets COLLATE "C" only on a
  *    nondeterministic collation: elsewhere equality is bytewise and the ARE
@@ -104,6 +106,14 @@ typedef struct ScanFilter
 	const PromMatcher *matcher;
 } ScanFilter;
 
+/* A matcher decided over the distinct values read through an index. */
+typedef struct ValueDecision
+{
+	const PromMatcher *matcher;
+	int			nvalues;		/* values read */
+	int			naccepted;		/* of them, those that match */
+} ValueDecision;
+
 /* The read of one metric relation for one query, before it runs. */
 typedef struct MetricScan
 {
@@ -114,6 +124,7 @@ typedef struct MetricScan
 	MetricColumn *labels;
 	int			nlabels;
 	List	   *filters;		/* of ScanFilter */
+	List	   *decisions;		/* of ValueDecision */
 } MetricScan;
 
 /* Receives the scan's rows and adds them to the series set. */
@@ -200,6 +211,42 @@ literal_array(const PromRegex *regex)
 }
 
 /*
+ * Add the predicate that a column holds one of the given values (of type
+ * elemtype), or, with complement, none of them; a NULL column passes when
+ * the matcher matches "".  Returns false when no row can match.
+ */
+static bool
+add_value_list(ScanStatement *stmt, const char *quoted, bool matches_empty,
+			   Oid elemtype, Datum *values, int nvalues, bool complement)
+{
+	int16		typlen;
+	bool		byval;
+	char		align;
+	int			param;
+
+	if (nvalues == 0 && !complement)
+	{
+		if (!matches_empty)
+			return false;
+		appendStringInfo(&stmt->sql, " AND %s IS NULL", quoted);
+		return true;
+	}
+	get_typlenbyvalalign(elemtype, &typlen, &byval, &align);
+	param = add_param(stmt, get_array_type(elemtype),
+					  PointerGetDatum(construct_array(values, nvalues, elemtype,
+													  typlen, byval, align)));
+	appendStringInfoString(&stmt->sql, " AND ");
+	if (matches_empty)
+		appendStringInfo(&stmt->sql, "(%s IS NULL OR ", quoted);
+	appendStringInfo(&stmt->sql, complement ?
+					 "%s OPERATOR(pg_catalog.<>) ALL ($%d)" :
+					 "%s OPERATOR(pg_catalog.=) ANY ($%d)", quoted, param);
+	if (matches_empty)
+		appendStringInfoChar(&stmt->sql, ')');
+	return true;
+}
+
+/*
  * The predicate of a matcher on an enum column: the enum's labels are
  * matched once here, and the column compared with the matching values, or
  * with the others when they are fewer.  Returns false when no row can
@@ -214,8 +261,6 @@ add_enum_predicate(ScanStatement *stmt, const MetricColumn *column,
 	Datum	   *others = palloc(sizeof(Datum) * Max(labels->nlabels, 1));
 	int			nmatching = 0;
 	int			nothers = 0;
-	bool		complement;
-	int			param;
 	int			i;
 
 	for (i = 0; i < labels->nlabels; i++)
@@ -225,36 +270,17 @@ add_enum_predicate(ScanStatement *stmt, const MetricColumn *column,
 		else
 			others[nothers++] = ObjectIdGetDatum(labels->values[i]);
 	}
-
-	if (nmatching == 0)
-	{
-		if (!matcher->matches_empty)
-			return false;
-		appendStringInfo(&stmt->sql, " AND %s IS NULL", quoted);
-		return true;
-	}
 	if (nothers == 0)
 	{
 		if (!matcher->matches_empty)
 			appendStringInfo(&stmt->sql, " AND %s IS NOT NULL", quoted);
 		return true;
 	}
-
-	complement = nothers < nmatching;
-	param = add_param(stmt, get_array_type(column->basetype),
-					  PointerGetDatum(construct_array(complement ? others : matching,
-													  complement ? nothers : nmatching,
-													  column->basetype, sizeof(Oid),
-													  true, TYPALIGN_INT)));
-	appendStringInfoString(&stmt->sql, " AND ");
-	if (matcher->matches_empty)
-		appendStringInfo(&stmt->sql, "(%s IS NULL OR ", quoted);
-	appendStringInfo(&stmt->sql, complement ?
-					 "%s OPERATOR(pg_catalog.<>) ALL ($%d)" :
-					 "%s OPERATOR(pg_catalog.=) ANY ($%d)", quoted, param);
-	if (matcher->matches_empty)
-		appendStringInfoChar(&stmt->sql, ')');
-	return true;
+	if (nothers < nmatching)
+		return add_value_list(stmt, quoted, matcher->matches_empty,
+							  column->basetype, others, nothers, true);
+	return add_value_list(stmt, quoted, matcher->matches_empty,
+						  column->basetype, matching, nmatching, false);
 }
 
 /* The predicate of a matcher on a column compared as text. */
@@ -833,16 +859,77 @@ add_prefix_range(ScanStatement *stmt, const MetricColumn *column,
 					 quoted, collate, param);
 }
 
+/* What decide_over_values did with a matcher. */
+typedef enum ValueVerdict
+{
+	VALUES_NOT_READ,			/* left to the engine */
+	VALUES_DECIDED,				/* the accepted values are a predicate */
+	VALUES_NONE_ACCEPTED		/* no row can match */
+} ValueVerdict;
+
+/*
+ * Decide a matcher that no index answers over the distinct values of its
+ * column, read through an index that leads with it (label_values.c), and
+ * add the predicate that selects the accepted values, which the index
+ * serves.  VALUES_NOT_READ when they were not read, or when every value
+ * was accepted: the engine then decides the values it meets, those
+ * inserted since included.
+ */
+static ValueVerdict
+decide_over_values(MetricScan *scan, const MetricColumn *column,
+				   const char *quoted, const PromMatcher *matcher)
+{
+	const PromRegex *regex = matcher->regex;
+	text	   *lower = NULL;
+	text	   *upper = NULL;
+	Datum	   *values;
+	int			nvalues;
+	int			naccepted = 0;
+	ValueDecision *decision;
+	int			i;
+
+	if (matcher->type == PROM_MATCH_RE && regex->prefix_len > 0)
+	{
+		lower = cstring_to_text_with_len(regex->prefix, regex->prefix_len);
+		upper = prefix_upper_bound(regex->prefix, regex->prefix_len);
+	}
+	values = PromReadLabelValues(scan->entry->relid, column->name, lower, upper,
+								 &nvalues);
+	if (values == NULL)
+		return VALUES_NOT_READ;
+	for (i = 0; i < nvalues; i++)
+	{
+		text	   *value = DatumGetTextPP(values[i]);
+
+		PromPhases.matcher_evaluations++;
+		if (PromMatcherMatches(matcher, VARDATA_ANY(value),
+							   VARSIZE_ANY_EXHDR(value)))
+			values[naccepted++] = values[i];
+	}
+	if (naccepted == nvalues)
+		return VALUES_NOT_READ;
+
+	decision = palloc(sizeof(ValueDecision));
+	decision->matcher = matcher;
+	decision->nvalues = nvalues;
+	decision->naccepted = naccepted;
+	scan->decisions = lappend(scan->decisions, decision);
+	return add_value_list(&scan->stmt, quoted, matcher->matches_empty, TEXTOID,
+						  values, naccepted, false) ?
+		VALUES_DECIDED : VALUES_NONE_ACCEPTED;
+}
+
 /*
  * Add the predicates of the query's matchers on labels, and list in
- * *per_value those the engine decides per distinct value (ScanFilter);
+ * scan->filters those the engine decides per distinct value (ScanFilter);
  * false when no row can match.
  */
 static bool
-add_matchers(ScanStatement *stmt, const PromQuery *query,
-			 const MetricColumn *labels, int nlabels, bool stored,
-			 List **per_value)
+add_matchers(MetricScan *scan, const PromQuery *query, bool stored)
 {
+	ScanStatement *stmt = &scan->stmt;
+	const MetricColumn *labels = scan->labels;
+	int			nlabels = scan->nlabels;
 	int			i;
 
 	for (i = 0; i < query->nmatchers; i++)
@@ -869,11 +956,18 @@ add_matchers(ScanStatement *stmt, const PromQuery *query,
 		}
 		else if (decided_per_value(matcher, column, stored))
 		{
-			ScanFilter *filter = palloc(sizeof(ScanFilter));
+			ScanFilter *filter;
+			ValueVerdict verdict = column->kind == PROM_LABEL_TEXT ?
+				decide_over_values(scan, column, quoted, matcher) : VALUES_NOT_READ;
 
+			if (verdict == VALUES_NONE_ACCEPTED)
+				return false;
+			if (verdict == VALUES_DECIDED)
+				continue;
+			filter = palloc(sizeof(ScanFilter));
 			filter->column = column - labels;
 			filter->matcher = matcher;
-			*per_value = lappend(*per_value, filter);
+			scan->filters = lappend(scan->filters, filter);
 			if (matcher->type == PROM_MATCH_RE && column->kind == PROM_LABEL_TEXT &&
 				matcher->regex->prefix_len > 0)
 				add_prefix_range(stmt, column, quoted, matcher->regex);
@@ -985,8 +1079,7 @@ prepare_metric_scan(const PromMetricEntry *entry, const PromQuery *query,
 					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(entry->relid)),
 												get_rel_name(entry->relid)));
 	add_time_range(stmt, query, &scan->time_column);
-	return add_matchers(stmt, query, labels, nlabels,
-						rows_are_stored(entry->relid), &scan->filters);
+	return add_matchers(scan, query, rows_are_stored(entry->relid));
 }
 
 /* The parameters of a statement, for the executor. */
@@ -1132,6 +1225,16 @@ PromExplainMetric(const PromMetricEntry *entry, const PromQuery *query,
 										filter->matcher->name,
 										PromMatchTypeOperator(filter->matcher->type),
 										filter->matcher->value));
+	}
+	foreach(lc, scan.decisions)
+	{
+		const ValueDecision *decision = lfirst(lc);
+
+		lines = lappend(lines, psprintf("  decided over the values an index lists: %s%s\"%s\" (%d of %d values)",
+										decision->matcher->name,
+										PromMatchTypeOperator(decision->matcher->type),
+										decision->matcher->value,
+										decision->naccepted, decision->nvalues));
 	}
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "EXPLAIN (%s) %s",

@@ -28,9 +28,13 @@ SET enable_seqscan = off;
 SELECT * FROM explain('req{instance="host-007"}');
 SELECT * FROM explain('req{instance=~"host-00(1|2|3)"}');
 SELECT * FROM explain('req{instance=~"host-00[1-3]|host-19[0-9]"}');
--- other regexes and negative matchers are decided per distinct value; a
--- literal prefix still narrows the scan through a range an index serves
+-- other regexes and negative matchers are decided per distinct value: over
+-- the values an index on the column lists, when its statistics give a value
+-- many rows, the accepted ones then read through it
 SELECT * FROM explain('req{instance=~"host-1.*5"}');
+SELECT * FROM explain('req{instance=~"host-1.*x"}');
+-- else by the engine, as it reads the rows; a literal prefix still narrows
+-- the scan through a range an index serves
 SELECT * FROM explain('req{instance=~"host-1.*", code!="500", job!~"a.*"}');
 SELECT * FROM explain('req{code=~".*0", job!="api"}');
 -- a time range to the end of PostgreSQL's range is bound as infinity
@@ -82,6 +86,15 @@ SELECT same('req{code=~".*0", job!="api"}', $$code LIKE '%0' AND job IS DISTINCT
 SELECT same('req{job!~"a.*"}', $$job IS NULL OR job !~ '^a'$$);
 SELECT same('req{job=~"|api", instance=~"host-00.*"}', $$instance LIKE 'host-00%'$$);
 SELECT same('req{instance=~"host-(00[1-3]|19[0-9])"}', $$instance ~ '^host-(00[1-3]|19[0-9])$'$$);
+SELECT same('req{instance!~"host-0.*|host-1[0-8].*"}', $$instance ~ '^host-19'$$);
+SELECT same('req{instance=~"host-1.*x"}', $$false$$);
+SELECT same('req{instance!~"host-.*"}', $$false$$);
+SELECT same('req{instance!="host-007", code="200"}', $$instance <> 'host-007' AND code = '200'$$);
+-- without statistics, the engine decides them
+CREATE TABLE req_unanalyzed WITH (autovacuum_enabled = off) AS SELECT * FROM req;
+CREATE INDEX ON req_unanalyzed (instance, ts);
+SELECT prom_register('req_unanalyzed');
+SELECT * FROM explain('req_unanalyzed{instance=~"host-1.*5"}');
 -- a text value holds no NUL: strings with one drop out of a literal set, and
 -- a regex whose every string holds one matches nothing
 SELECT same('req{instance=~"host-007\\x00?|host-008\\x00"}', $$instance = 'host-007'$$);
@@ -119,5 +132,5 @@ FROM pg_stat_user_tables WHERE relname LIKE 'req_hashed_%';
 RESET plan_cache_mode;
 
 DROP VIEW req_norm;
-DROP TABLE req, req_by_time, req_hashed, req_series, req_samples;
+DROP TABLE req, req_by_time, req_hashed, req_unanalyzed, req_series, req_samples;
 DROP FUNCTION explain, same;
