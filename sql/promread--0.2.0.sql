@@ -23,15 +23,36 @@ CREATE TABLE prom_metric_catalog (
 	relation regclass NOT NULL,
 	time_column name NOT NULL,
 	value_column name NOT NULL,
-	label_columns name[] NOT NULL
+	label_columns name[] NOT NULL,
+	created_by_write boolean NOT NULL DEFAULT false
 );
 REVOKE ALL ON prom_metric_catalog FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('prom_metric_catalog', '');
 
 CREATE VIEW prom_metrics AS
-	SELECT metric, relation, time_column, value_column, label_columns
+	SELECT metric, relation, time_column, value_column, label_columns,
+		created_by_write
 	FROM prom_metric_catalog;
 GRANT SELECT ON prom_metrics TO PUBLIC;
+
+--
+-- The metadata of metric families, as remote write last sent it.  Written
+-- by prom_remote_write only; writer is the role that wrote it.
+--
+CREATE TABLE prom_metric_metadata_catalog (
+	metric text PRIMARY KEY,
+	type text NOT NULL,
+	help text NOT NULL,
+	unit text NOT NULL,
+	writer regrole NOT NULL
+);
+REVOKE ALL ON prom_metric_metadata_catalog FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('prom_metric_metadata_catalog', '');
+
+CREATE VIEW prom_metric_metadata AS
+	SELECT metric, type, help, unit, writer
+	FROM prom_metric_metadata_catalog;
+GRANT SELECT ON prom_metric_metadata TO PUBLIC;
 
 CREATE FUNCTION prom_register(relation regclass, metric text DEFAULT NULL,
 		time_column name DEFAULT NULL, value_column name DEFAULT NULL,
@@ -92,6 +113,16 @@ CREATE FUNCTION prom_remote_read(request bytea)
 	RETURNS bytea
 	AS 'MODULE_PATHNAME', 'prom_remote_read'
 	LANGUAGE C STRICT STABLE;
+
+CREATE FUNCTION prom_remote_write(request bytea)
+	RETURNS void
+	AS 'MODULE_PATHNAME', 'prom_remote_write'
+	LANGUAGE C STRICT VOLATILE;
+
+CREATE FUNCTION prom_write_request(series jsonb)
+	RETURNS bytea
+	AS 'MODULE_PATHNAME', 'prom_write_request'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 
 CREATE FUNCTION prom_read_request(selector text, start_time timestamptz,
 		end_time timestamptz, response_types text[] DEFAULT '{samples}')

@@ -59,7 +59,22 @@ enum
 	Anum_time_column,
 	Anum_value_column,
 	Anum_label_columns,
-	Natts_catalog = Anum_label_columns
+	Anum_created_by_write,
+	Natts_catalog = Anum_created_by_write
+};
+
+#define METADATA_TABLE		"prom_metric_metadata_catalog"
+#define METADATA_INDEX		"prom_metric_metadata_catalog_pkey"
+
+/* Columns of the metadata table. */
+enum
+{
+	Anum_metadata_metric = 1,
+	Anum_metadata_type,
+	Anum_metadata_help,
+	Anum_metadata_unit,
+	Anum_metadata_writer,
+	Natts_metadata = Anum_metadata_writer
 };
 
 /* A column of a relation being registered. */
@@ -99,17 +114,25 @@ extension_namespace(void)
 	return nspid;
 }
 
+/* Open one of the extension's tables and find its index by name. */
+static Relation
+open_extension_table(const char *table, const char *index, LOCKMODE lockmode,
+					 Oid *indexid)
+{
+	Oid			nspid = extension_namespace();
+	Oid			relid = get_relname_relid(table, nspid);
+
+	*indexid = get_relname_relid(index, nspid);
+	if (!OidIsValid(relid) || !OidIsValid(*indexid))
+		elog(ERROR, "promread table %s is missing", table);
+	return table_open(relid, lockmode);
+}
+
 /* Open the catalog table and find its index. */
 static Relation
 open_catalog(LOCKMODE lockmode, Oid *indexid)
 {
-	Oid			nspid = extension_namespace();
-	Oid			relid = get_relname_relid(CATALOG_TABLE, nspid);
-
-	*indexid = get_relname_relid(CATALOG_INDEX, nspid);
-	if (!OidIsValid(relid) || !OidIsValid(*indexid))
-		elog(ERROR, "promread catalog table is missing");
-	return table_open(relid, lockmode);
+	return open_extension_table(CATALOG_TABLE, CATALOG_INDEX, lockmode, indexid);
 }
 
 /* Start a scan of the catalog, by metric name when one is given. */
@@ -148,6 +171,7 @@ decode_entry(Relation rel, HeapTuple tuple)
 	entry->label_columns = palloc(sizeof(char *) * Max(entry->nlabels, 1));
 	for (i = 0; i < entry->nlabels; i++)
 		entry->label_columns[i] = pstrdup(NameStr(*DatumGetName(labels[i])));
+	entry->created_by_write = DatumGetBool(values[Anum_created_by_write - 1]);
 	return entry;
 }
 
@@ -470,10 +494,14 @@ check_entry_owner(const PromMetricEntry *entry, const char *action)
 	ReleaseSysCache(tuple);
 }
 
-/* Insert or replace the catalog entry of a metric. */
+/*
+ * Insert or replace the catalog entry of a metric; created: remote write
+ * created its relation, and adds a column for each new label.
+ */
 static void
 store_entry(const char *metric, Oid relid, const char *time_column,
-			const char *value_column, List *labels)
+			const char *value_column, const char *const *labels, int nlabels,
+			bool created)
 {
 	Relation	rel;
 	Oid			indexid;
@@ -487,16 +515,15 @@ store_entry(const char *metric, Oid relid, const char *time_column,
 	Datum	   *names;
 	NameData	time_name;
 	NameData	value_name;
-	ListCell   *lc;
-	int			i = 0;
+	int			i;
 
-	names = palloc(sizeof(Datum) * Max(list_length(labels), 1));
-	foreach(lc, labels)
+	names = palloc(sizeof(Datum) * Max(nlabels, 1));
+	for (i = 0; i < nlabels; i++)
 	{
 		Name		name = palloc0(NAMEDATALEN);
 
-		namestrcpy(name, ((RelColumn *) lfirst(lc))->name);
-		names[i++] = NameGetDatum(name);
+		namestrcpy(name, labels[i]);
+		names[i] = NameGetDatum(name);
 	}
 	namestrcpy(&time_name, time_column);
 	namestrcpy(&value_name, value_column);
@@ -505,8 +532,9 @@ store_entry(const char *metric, Oid relid, const char *time_column,
 	values[Anum_time_column - 1] = NameGetDatum(&time_name);
 	values[Anum_value_column - 1] = NameGetDatum(&value_name);
 	values[Anum_label_columns - 1] =
-		PointerGetDatum(construct_array(names, list_length(labels), NAMEOID,
+		PointerGetDatum(construct_array(names, nlabels, NAMEOID,
 										NAMEDATALEN, false, TYPALIGN_CHAR));
+	values[Anum_created_by_write - 1] = BoolGetDatum(created);
 
 	rel = open_catalog(CATALOG_WRITE_LOCK, &indexid);
 	tuple = heap_form_tuple(RelationGetDescr(rel), values, isnull);
@@ -541,6 +569,9 @@ prom_register(PG_FUNCTION_ARGS)
 	RelColumn  *time_column;
 	RelColumn  *value_column;
 	List	   *labels;
+	const char **label_names;
+	int			nlabels = 0;
+	ListCell   *lc;
 
 	prevent_catalog_write_if_read_only("prom_register()");
 	if (PG_ARGISNULL(0))
@@ -601,7 +632,11 @@ prom_register(PG_FUNCTION_ARGS)
 						   PG_ARGISNULL(4) ? NULL : PG_GETARG_ARRAYTYPE_P(4),
 						   time_column, value_column);
 
-	store_entry(metric, relid, time_column->name, value_column->name, labels);
+	label_names = palloc(sizeof(char *) * Max(list_length(labels), 1));
+	foreach(lc, labels)
+		label_names[nlabels++] = ((RelColumn *) lfirst(lc))->name;
+	store_entry(metric, relid, time_column->name, value_column->name,
+				label_names, nlabels, false);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_TEXT_P(cstring_to_text(metric));
 }
@@ -638,4 +673,114 @@ prom_unregister(PG_FUNCTION_ARGS)
 	table_close(rel, NoLock);
 	CommandCounterIncrement();
 	PG_RETURN_BOOL(found);
+}
+
+/*
+ * The catalog entry of a metric, by name, as committed now (the latest
+ * snapshot, so that a writer that waited for the catalog's write lock sees
+ * what the writer before it committed); NULL when there is none.
+ */
+PromMetricEntry *
+PromCatalogFind(const char *metric)
+{
+	Relation	rel;
+	Oid			indexid;
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	PromMetricEntry *entry = NULL;
+
+	rel = open_catalog(AccessShareLock, &indexid);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = begin_catalog_scan(rel, indexid, metric, snapshot, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		entry = decode_entry(rel, tuple);
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+	return entry;
+}
+
+/*
+ * Take the catalog's write lock until the transaction ends, so that two
+ * writers do not create the same metric, or add the same label, at once.
+ */
+void
+PromCatalogLockForWrite(void)
+{
+	Oid			indexid;
+
+	prevent_catalog_write_if_read_only("prom_remote_write()");
+	table_close(open_catalog(CATALOG_WRITE_LOCK, &indexid), NoLock);
+}
+
+/*
+ * Register (or register again, with more labels) a metric whose relation
+ * remote write created; the current user must own the relation.
+ */
+void
+PromCatalogStoreCreated(const char *metric, Oid relid, const char *time_column,
+						const char *value_column, const char *const *labels,
+						int nlabels)
+{
+	check_owner(relid);
+	store_entry(metric, relid, time_column, value_column, labels, nlabels, true);
+}
+
+/* A text Datum of a C string. */
+#define TEXT_DATUM(s) CStringGetTextDatum(s)
+
+/*
+ * Keep the metadata of a metric family (its type, help and unit), as the
+ * last remote write sent it.  A family's metadata written by another role
+ * is replaced only by a member of that role (or a superuser); otherwise the
+ * new metadata is dropped.  Writers of metadata take turns (the table's
+ * lock conflicts with itself), so that two do not insert one family.
+ */
+void
+PromMetadataStore(const char *family, const char *type, const char *help,
+				  const char *unit)
+{
+	Relation	rel;
+	Oid			indexid;
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	old;
+	HeapTuple	tuple;
+	Datum		values[Natts_metadata];
+	bool		isnull[Natts_metadata] = {0};
+
+	values[Anum_metadata_metric - 1] = TEXT_DATUM(family);
+	values[Anum_metadata_type - 1] = TEXT_DATUM(type);
+	values[Anum_metadata_help - 1] = TEXT_DATUM(help);
+	values[Anum_metadata_unit - 1] = TEXT_DATUM(unit);
+	values[Anum_metadata_writer - 1] = ObjectIdGetDatum(GetUserId());
+
+	rel = open_extension_table(METADATA_TABLE, METADATA_INDEX,
+							   ShareRowExclusiveLock, &indexid);
+	tuple = heap_form_tuple(RelationGetDescr(rel), values, isnull);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	ScanKeyInit(&key, Anum_metadata_metric, BTEqualStrategyNumber, F_TEXTEQ,
+				TEXT_DATUM(family));
+	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
+	old = systable_getnext(scan);
+	if (HeapTupleIsValid(old))
+	{
+		bool		isnull_writer;
+		Oid			writer = DatumGetObjectId(heap_getattr(old, Anum_metadata_writer,
+														   RelationGetDescr(rel),
+														   &isnull_writer));
+
+		if (superuser() || has_privs_of_role(GetUserId(), writer))
+			CatalogTupleUpdate(rel, &old->t_self, tuple);
+	}
+	else
+		CatalogTupleInsert(rel, tuple);
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, NoLock);
+	CommandCounterIncrement();
 }

@@ -2,7 +2,8 @@
  *
  * json.c
  *	  prom_read_request_json and prom_read_response_json: remote-read
- *	  messages decoded for people, as jsonb.
+ *	  messages decoded for people, as jsonb; prom_write_request: a
+ *	  remote-write request built from jsonb, as Prometheus would send it.
  *
  * Times are numbers of ms since the Unix epoch; sample values are numbers
  * with the shortest decimal that reads back as the same double, or the
@@ -46,6 +47,10 @@
 
 PG_FUNCTION_INFO_V1(prom_read_request_json);
 PG_FUNCTION_INFO_V1(prom_read_response_json);
+PG_FUNCTION_INFO_V1(prom_write_request);
+
+/* The stale marker: the NaN Prometheus writes when a series ends. */
+#define STALE_NAN_BITS	UINT64CONST(0x7ff0000000000002)
 
 /* Push a string; it must be valid UTF-8 without NULs to fit in jsonb. */
 static void
@@ -297,7 +302,8 @@ push_samples_results(JsonbParseState **state, const char *body, Size body_len)
 	size_t		i;
 
 	data = PromSnappyDecompress(body, body_len, MaxAllocSize,
-								"remote read response", NULL, &len);
+								"remote read response", NULL,
+								ERRCODE_PROGRAM_LIMIT_EXCEEDED, &len);
 	msg = prometheus__read_response__unpack(&PromProtobufAllocator, len,
 											(const uint8_t *) data);
 	if (msg == NULL)
@@ -573,4 +579,146 @@ prom_read_response_json(PG_FUNCTION_ARGS)
 	pushJsonbValue(&state, WJB_END_ARRAY, NULL);
 	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	PG_RETURN_JSONB_P(JsonbValueToJsonb(result));
+}
+
+/* Raise 22023 for malformed input of prom_write_request. */
+static pg_attribute_noreturn() void
+invalid_json(const char *message)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid series for prom_write_request: %s", message),
+			 errhint("Pass [{\"labels\": {\"__name__\": \"up\", ...}, \"samples\": [[ms, value], ...]}, ...].")));
+}
+
+/* A JSON sample value: a number, or "NaN", "+Inf", "-Inf", "StaleNaN". */
+static double
+json_sample_value(const JsonbValue *v)
+{
+	if (v->type == jbvNumeric)
+		return DatumGetFloat8(DirectFunctionCall1(numeric_float8,
+												  NumericGetDatum(v->val.numeric)));
+	if (v->type == jbvString)
+	{
+		const char *s = v->val.string.val;
+		int			len = v->val.string.len;
+
+		if (len == 3 && memcmp(s, "NaN", 3) == 0)
+			return get_float8_nan();
+		if (len == 4 && memcmp(s, "+Inf", 4) == 0)
+			return get_float8_infinity();
+		if (len == 4 && memcmp(s, "-Inf", 4) == 0)
+			return -get_float8_infinity();
+		if (len == 8 && memcmp(s, "StaleNaN", 8) == 0)
+		{
+			uint64		bits = STALE_NAN_BITS;
+			double		value;
+
+			memcpy(&value, &bits, sizeof(value));
+			return value;
+		}
+	}
+	invalid_json("a sample value is a number, \"NaN\", \"+Inf\", \"-Inf\" or \"StaleNaN\"");
+}
+
+/* Fill a TimeSeries from one element of prom_write_request's array. */
+static void
+json_series(JsonbContainer *object, Prometheus__TimeSeries *ts)
+{
+	JsonbValue	labels;
+	JsonbValue	samples;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken token;
+	int			n;
+	int			i;
+
+	if (getKeyJsonValueFromContainer(object, "labels", 6, &labels) == NULL ||
+		labels.type != jbvBinary || !JsonContainerIsObject(labels.val.binary.data))
+		invalid_json("each series has an object \"labels\"");
+	if (getKeyJsonValueFromContainer(object, "samples", 7, &samples) == NULL ||
+		samples.type != jbvBinary || !JsonContainerIsArray(samples.val.binary.data))
+		invalid_json("each series has an array \"samples\"");
+
+	n = JsonContainerSize(labels.val.binary.data);
+	ts->labels = palloc(sizeof(Prometheus__Label *) * Max(n, 1));
+	it = JsonbIteratorInit(labels.val.binary.data);
+	while ((token = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		Prometheus__Label *label;
+
+		if (token != WJB_KEY)
+			continue;
+		label = palloc(sizeof(Prometheus__Label));
+		prometheus__label__init(label);
+		label->name.data = (uint8_t *) v.val.string.val;
+		label->name.len = v.val.string.len;
+		if (JsonbIteratorNext(&it, &v, true) != WJB_VALUE || v.type != jbvString)
+			invalid_json("label values are strings");
+		label->value.data = (uint8_t *) v.val.string.val;
+		label->value.len = v.val.string.len;
+		ts->labels[ts->n_labels++] = label;
+	}
+
+	n = JsonContainerSize(samples.val.binary.data);
+	ts->samples = palloc_extended(sizeof(Prometheus__Sample *) * Max(n, 1), MCXT_ALLOC_HUGE);
+	for (i = 0; i < n; i++)
+	{
+		JsonbValue *pair = getIthJsonbValueFromContainer(samples.val.binary.data, i);
+		JsonbValue *t;
+		Prometheus__Sample *sample;
+
+		if (pair == NULL || pair->type != jbvBinary ||
+			!JsonContainerIsArray(pair->val.binary.data) ||
+			JsonContainerSize(pair->val.binary.data) != 2)
+			invalid_json("a sample is an array [ms, value]");
+		t = getIthJsonbValueFromContainer(pair->val.binary.data, 0);
+		if (t->type != jbvNumeric)
+			invalid_json("a sample's time is a number of milliseconds");
+		sample = palloc(sizeof(Prometheus__Sample));
+		prometheus__sample__init(sample);
+		sample->timestamp = DatumGetInt64(DirectFunctionCall1(numeric_int8,
+															  NumericGetDatum(t->val.numeric)));
+		sample->value = json_sample_value(getIthJsonbValueFromContainer(pair->val.binary.data, 1));
+		ts->samples[ts->n_samples++] = sample;
+	}
+}
+
+/*
+ * prom_write_request(series jsonb) returns bytea: a snappy-compressed
+ * WriteRequest of the series given as [{"labels": {...}, "samples": [[ms,
+ * value], ...]}, ...], as Prometheus would send it.  Nothing is checked
+ * here that prom_remote_write checks, so that bad requests can be built.
+ */
+Datum
+prom_write_request(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *series = PG_GETARG_JSONB_P(0);
+	Prometheus__WriteRequest msg = PROMETHEUS__WRITE_REQUEST__INIT;
+	uint8_t    *packed;
+	size_t		packed_len;
+	int			n;
+	int			i;
+
+	if (!JB_ROOT_IS_ARRAY(series) || JB_ROOT_IS_SCALAR(series))
+		invalid_json("the series are a JSON array");
+	n = JsonContainerSize(&series->root);
+	msg.timeseries = palloc(sizeof(Prometheus__TimeSeries *) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		JsonbValue *element = getIthJsonbValueFromContainer(&series->root, i);
+		Prometheus__TimeSeries *ts = palloc(sizeof(Prometheus__TimeSeries));
+
+		if (element->type != jbvBinary || !JsonContainerIsObject(element->val.binary.data))
+			invalid_json("each series is a JSON object");
+		prometheus__time_series__init(ts);
+		json_series(element->val.binary.data, ts);
+		msg.timeseries[msg.n_timeseries++] = ts;
+	}
+
+	packed_len = prometheus__write_request__get_packed_size(&msg);
+	packed = palloc_extended(Max(packed_len, 1), MCXT_ALLOC_HUGE);
+	prometheus__write_request__pack(&msg, packed);
+	PG_RETURN_BYTEA_P(PromSnappyCompress((const char *) packed, packed_len,
+										 "remote write request"));
 }

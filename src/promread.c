@@ -24,6 +24,17 @@ int			promread_max_frame_bytes = 1024 * 1024;
 bool		promread_report_phases = false;
 int			promread_keep_memory = 4 * 1024;
 int			promread_max_memory = 1024 * 1024;
+bool		promread_write_create_metrics = true;
+char	   *promread_write_schema = NULL;
+int			promread_write_unknown_labels = PROM_WRITE_ERROR;
+int			promread_write_unsupported = PROM_WRITE_ERROR;
+
+/* Values of promread.write_unknown_labels and promread.write_unsupported. */
+static const struct config_enum_entry write_refusal_options[] = {
+	{"error", PROM_WRITE_ERROR, false},
+	{"drop", PROM_WRITE_DROP, false},
+	{NULL, 0, false}
+};
 
 void		_PG_init(void);
 
@@ -39,7 +50,7 @@ _PG_init(void)
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("promread.max_request_bytes",
-							"Maximum decompressed size of a remote read request.",
+							"Maximum decompressed size of a remote read or remote write request.",
 							"A request whose snappy block announces more is refused before it is decompressed.",
 							&promread_max_request_bytes,
 							32 * 1024 * 1024, 1, MaxAllocSize,
@@ -72,6 +83,34 @@ _PG_init(void)
 							 &promread_report_phases,
 							 false,
 							 PGC_SUSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("promread.write_create_metrics",
+							 "Creates a table for each metric that remote write sends and no relation is registered for.",
+							 "The table is created in promread.write_schema, owned by the writing role, and registered.",
+							 &promread_write_create_metrics,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomStringVariable("promread.write_schema",
+							   "Schema in which remote write creates the tables of new metrics.",
+							   NULL,
+							   &promread_write_schema,
+							   "public",
+							   PGC_USERSET, 0,
+							   NULL, NULL, NULL);
+	DefineCustomEnumVariable("promread.write_unknown_labels",
+							 "What remote write does with a label that a registered relation has no column for.",
+							 "error refuses the request; drop writes the samples without the label.  Tables that remote write created get a new column instead.",
+							 &promread_write_unknown_labels,
+							 PROM_WRITE_ERROR, write_refusal_options,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomEnumVariable("promread.write_unsupported",
+							 "What remote write does with exemplars and native histograms, which promread does not store.",
+							 "error refuses a request that carries any; drop writes its float samples without them.",
+							 &promread_write_unsupported,
+							 PROM_WRITE_ERROR, write_refusal_options,
+							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("promread");
 	PromScanInit();

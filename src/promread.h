@@ -35,6 +35,17 @@ extern int	promread_max_frame_bytes;
 extern bool promread_report_phases;
 extern int	promread_keep_memory;
 extern int	promread_max_memory;
+extern bool promread_write_create_metrics;
+extern char *promread_write_schema;
+extern int	promread_write_unknown_labels;
+extern int	promread_write_unsupported;
+
+/* What remote write does with what it cannot store. */
+typedef enum PromWriteRefusal
+{
+	PROM_WRITE_ERROR,			/* refuse the request */
+	PROM_WRITE_DROP				/* write the rest */
+} PromWriteRefusal;
 
 /*---- Matchers (matcher.c, selector.c) ----*/
 
@@ -88,9 +99,18 @@ typedef struct PromMetricEntry
 	char	   *value_column;
 	int			nlabels;
 	char	  **label_columns;
+	bool		created_by_write;	/* remote write created the relation */
 } PromMetricEntry;
 
 extern List *PromCatalogLookup(const PromQuery *query, bool *named);
+extern PromMetricEntry *PromCatalogFind(const char *metric);
+extern void PromCatalogLockForWrite(void);
+extern void PromCatalogStoreCreated(const char *metric, Oid relid,
+									const char *time_column,
+									const char *value_column,
+									const char *const *labels, int nlabels);
+extern void PromMetadataStore(const char *family, const char *type,
+							  const char *help, const char *unit);
 
 /*---- Arenas (arena.c) ----*/
 
@@ -239,6 +259,50 @@ extern void PromAppendChunkedResult(struct PromBuffer *buf,
 extern uint32 PromCrc32c(const char *data, Size len);
 extern const char *PromXorChunkDecode(const char *data, Size len,
 									  PromSample **samples, int *nsamples);
+
+/*---- Remote write (write_request.c, remote_write.c) ----*/
+
+/* A label of a written series, its value borrowed from the request. */
+typedef struct PromWriteLabel
+{
+	const char *name;			/* NUL-terminated */
+	const char *value;			/* not NUL-terminated, never empty */
+	int			value_len;
+} PromWriteLabel;
+
+/* A written series: its metric, other labels (sorted by name), samples. */
+struct Prometheus__Sample;
+typedef struct PromWriteSeries
+{
+	const char *metric;
+	int			nlabels;
+	PromWriteLabel *labels;
+	int			nsamples;
+	struct Prometheus__Sample **samples;
+} PromWriteSeries;
+
+/* The metadata of a metric family. */
+typedef struct PromWriteMetadata
+{
+	const char *family;
+	const char *type;			/* "counter", "gauge", ... */
+	const char *help;
+	const char *unit;
+} PromWriteMetadata;
+
+/* A decoded remote-write request. */
+typedef struct PromWriteRequest
+{
+	int			nseries;
+	PromWriteSeries *series;
+	int			nmetadata;
+	PromWriteMetadata *metadata;
+	int64		nsamples;
+	int64		nexemplars;
+	int64		nhistograms;
+} PromWriteRequest;
+
+extern PromWriteRequest *PromDecodeWriteRequest(const char *body, Size len);
 
 /*---- Time conversions ----*/
 

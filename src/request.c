@@ -146,7 +146,8 @@ PromUnpackReadRequest(const char *body, Size len)
 
 	data = PromSnappyDecompress(body, len, promread_max_request_bytes,
 								"remote read request",
-								"promread.max_request_bytes", &data_len);
+								"promread.max_request_bytes",
+								ERRCODE_PROGRAM_LIMIT_EXCEEDED, &data_len);
 	msg = prometheus__read_request__unpack(&PromProtobufAllocator, data_len,
 										   (const uint8_t *) data);
 	if (msg == NULL)
@@ -266,7 +267,8 @@ build_read_request(Datum *selectors, int nselectors, TimestampTz start,
 	packed_len = prometheus__read_request__get_packed_size(&msg);
 	packed = palloc_extended(Max(packed_len, 1), MCXT_ALLOC_HUGE);
 	prometheus__read_request__pack(&msg, packed);
-	return PromSnappyCompress((const char *) packed, packed_len);
+	return PromSnappyCompress((const char *) packed, packed_len,
+							  "remote read request");
 }
 
 /*

@@ -61,9 +61,9 @@ PromBufferReserve(PromBuffer *buf, Size len)
 	return p;
 }
 
-/* Compress into a bytea holding one snappy block. */
+/* Compress into a bytea holding one snappy block; "what" names the data. */
 bytea *
-PromSnappyCompress(const char *data, Size len)
+PromSnappyCompress(const char *data, Size len, const char *what)
 {
 	size_t		max_len = snappy_max_compressed_length(len);
 	size_t		compressed_len = max_len;
@@ -72,8 +72,8 @@ PromSnappyCompress(const char *data, Size len)
 	if (max_len > MaxAllocSize - VARHDRSZ)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("remote read response is too large"),
-				 errdetail("The encoded response has %zu bytes; a bytea holds at most 1 GB.",
+				 errmsg("%s is too large", what),
+				 errdetail("It has %zu bytes encoded; a bytea holds at most 1 GB.",
 						   len)));
 	result = palloc(VARHDRSZ + max_len);
 	if (snappy_compress(data, len, VARDATA(result), &compressed_len) != SNAPPY_OK)
@@ -86,12 +86,13 @@ PromSnappyCompress(const char *data, Size len)
  * Decompress one snappy block after checking the length it announces
  * against the limit, so that a small input cannot claim a huge output.
  * "what" names the data in messages; limit_setting, if not NULL, is the
- * setting that raises the limit.
+ * setting that raises the limit, and limit_sqlstate the error's SQLSTATE
+ * when the data passes it.
  */
 char *
 PromSnappyDecompress(const char *data, Size len, Size limit,
 					 const char *what, const char *limit_setting,
-					 Size *result_len)
+					 int limit_sqlstate, Size *result_len)
 {
 	size_t		uncompressed_len;
 	char	   *result;
@@ -103,7 +104,7 @@ PromSnappyDecompress(const char *data, Size len, Size limit,
 				 errdetail("The data is not a snappy block.")));
 	if (uncompressed_len > limit)
 		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				(errcode(limit_sqlstate),
 				 errmsg("%s is too large", what),
 				 errdetail("It decompresses to %zu bytes; the limit is %zu bytes.",
 						   uncompressed_len, limit),

@@ -324,9 +324,9 @@ extern struct Prometheus__ReadRequest *PromUnpackReadRequest(const char *body,
 															 Size len);
 
 /* Snappy block format (wire.c). */
-extern bytea *PromSnappyCompress(const char *data, Size len);
+extern bytea *PromSnappyCompress(const char *data, Size len, const char *what);
 extern char *PromSnappyDecompress(const char *data, Size len, Size limit,
 								  const char *what, const char *limit_setting,
-								  Size *result_len);
+								  int limit_sqlstate, Size *result_len);
 
 #endif							/* PROMREAD_WIRE_H */

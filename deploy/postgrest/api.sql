@@ -1,29 +1,43 @@
--- promread's remote-read endpoint, exposed by PostgREST (v12 or later).
+-- promread's remote-read and remote-write endpoints, exposed by PostgREST
+-- (v12 or later).
 --
 -- Load it as a superuser (or a role with CREATEROLE that owns the metric
 -- tables) in the database where promread is installed:
 --
 --   psql -d metrics -v ON_ERROR_STOP=1 -f deploy/postgrest/api.sql
 --
--- It creates, when missing, three roles (roles are shared by the cluster's
+-- It creates, when missing, four roles (roles are shared by the cluster's
 -- databases, so loading it in several databases is fine):
 --
 --   web_anon       PostgREST's db-anon-role: requests without a token
---   prom_reader    the role that tokens name in their "role" claim
+--   prom_reader    the role that reading tokens name in their "role" claim
+--   prom_writer    the role that Prometheus's remote write token names
 --   authenticator  the role PostgREST logs in as (db-uri); it may only switch
---                  to the two roles above.  Give it a password yourself:
+--                  to the three roles above.  Give it a password yourself:
 --                  \password authenticator
 --
 -- and a schema "api" (PostgREST's db-schemas) holding only what PostgREST
--- exposes: the function api.prom_remote_read(bytea), which PostgREST serves
--- at POST /rpc/prom_remote_read, and the domain api."*/*" it returns.  It can
--- be loaded again (after an upgrade, say): it replaces the function.
+-- exposes: the functions api.prom_remote_read(bytea) and
+-- api.prom_remote_write(bytea), which PostgREST serves at POST
+-- /rpc/prom_remote_read and /rpc/prom_remote_write, and the domain api."*/*"
+-- that the first returns.  It can be loaded again (after an upgrade, say):
+-- it replaces the functions.
 --
 -- Which metric tables each role may read is your decision; nothing here
 -- grants SELECT on them.  For example:
 --
 --   GRANT SELECT ON node_cpu_seconds_total, http_requests_total TO prom_reader;
 --   GRANT SELECT ON node_cpu_seconds_total TO web_anon;  -- readable without a token
+--
+-- Remote write inserts as prom_writer: grant it INSERT on the tables you
+-- registered, and CREATE on the schema where it creates the tables of new
+-- metrics (promread.write_schema, "public" unless set), whose readers you
+-- name in advance.  For example:
+--
+--   GRANT INSERT ON http_requests_total TO prom_writer;
+--   GRANT CREATE ON SCHEMA public TO prom_writer;
+--   ALTER DEFAULT PRIVILEGES FOR ROLE prom_writer IN SCHEMA public
+--       GRANT SELECT ON TABLES TO prom_reader;
 --
 -- Row-level security applies as usual, with the token's claims at hand, for
 -- example one tenant's rows per token (see README.md, "Deployment"):
@@ -41,6 +55,9 @@ BEGIN
 	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'prom_reader') THEN
 		CREATE ROLE prom_reader NOLOGIN;
 	END IF;
+	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'prom_writer') THEN
+		CREATE ROLE prom_writer NOLOGIN;
+	END IF;
 	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'authenticator') THEN
 		CREATE ROLE authenticator LOGIN NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE;
 	END IF;
@@ -48,10 +65,11 @@ END
 $$;
 GRANT web_anon TO authenticator;
 GRANT prom_reader TO authenticator;
+GRANT prom_writer TO authenticator;
 
 CREATE SCHEMA IF NOT EXISTS api;
 REVOKE ALL ON SCHEMA api FROM PUBLIC;
-GRANT USAGE ON SCHEMA api TO web_anon, prom_reader;
+GRANT USAGE ON SCHEMA api TO web_anon, prom_reader, prom_writer;
 
 -- With no Accept header (Prometheus sends none), PostgREST sends the raw
 -- bytes of a function that returns a domain named "*/*"; the Content-Type
@@ -89,10 +107,21 @@ BEGIN
 		'CREATE OR REPLACE FUNCTION api.prom_remote_read(bytea) RETURNS api."*/*" '
 		'LANGUAGE sql STABLE AS %L',
 		pg_catalog.format('SELECT %I.prom_remote_read($1)::api."*/*"', ext_schema));
-	EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA %I TO web_anon, prom_reader', ext_schema);
+	-- VOLATILE, so that PostgREST runs it in a READ WRITE transaction;
+	-- returning void, it is answered 204 No Content
+	EXECUTE pg_catalog.format(
+		'CREATE OR REPLACE FUNCTION api.prom_remote_write(bytea) RETURNS void '
+		'LANGUAGE sql VOLATILE AS %L',
+		pg_catalog.format('SELECT %I.prom_remote_write($1)', ext_schema));
+	EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA %I TO web_anon, prom_reader, prom_writer',
+							  ext_schema);
 END
 $$;
 COMMENT ON FUNCTION api.prom_remote_read(bytea) IS
 	'Prometheus remote read: POST /rpc/prom_remote_read, through nginx at /api/v1/read';
 REVOKE ALL ON FUNCTION api.prom_remote_read(bytea) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION api.prom_remote_read(bytea) TO web_anon, prom_reader;
+COMMENT ON FUNCTION api.prom_remote_write(bytea) IS
+	'Prometheus remote write: POST /rpc/prom_remote_write, through nginx at /api/v1/write';
+REVOKE ALL ON FUNCTION api.prom_remote_write(bytea) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION api.prom_remote_write(bytea) TO prom_writer;

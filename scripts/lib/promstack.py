@@ -1,11 +1,14 @@
-"""The remote-read stack, started and stopped for the demo and the tests.
+"""The remote-read and remote-write stack, started and stopped for the demo
+and the tests.
 
-demo/serve and test/scripts/e2e use this module to run, on 127.0.0.1 and
-free high ports, what README.md's "Deployment" section describes:
+demo/serve, test/scripts/e2e and test/scripts/e2e-write use this module to
+run, on 127.0.0.1 and free high ports, what README.md's "Deployment" section
+describes:
 
-    Prometheus --remote_read--> nginx (deploy/nginx/promread.conf)
+    Prometheus --remote_read/remote_write--> nginx (deploy/nginx/promread.conf)
         --> PostgREST (here test/postgrest-standin, with
-            deploy/postgrest/postgrest.conf) --> api.prom_remote_read
+            deploy/postgrest/postgrest.conf)
+        --> api.prom_remote_read, api.prom_remote_write
 
 Every server is a child process in its own process group, with its log in
 the stack's directory; children die with this process (PR_SET_PDEATHSIG) and
@@ -89,6 +92,43 @@ def http(method, url, body=None, headers=None, timeout=60):
             return r.status, r.headers, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.headers, e.read()
+
+
+# ---- comparing answers of the HTTP API -------------------------------------
+
+def canonical(answer):
+    """An API answer with the order of series made canonical."""
+    if answer.get("status") != "success":
+        return {"status": answer.get("status"), "errorType": answer.get("errorType"),
+                "error": answer.get("error")}
+    data = answer["data"]
+    result = data["result"]
+    if data["resultType"] in ("vector", "matrix"):
+        result = sorted(result, key=lambda s: json.dumps(s["metric"], sort_keys=True))
+    return {"status": "success", "resultType": data["resultType"], "result": result}
+
+
+def difference(a, b):
+    """Where two canonical answers first differ, shortly."""
+    if a.get("status") != "success" or b.get("status") != "success" or \
+            a["resultType"] != b["resultType"]:
+        return "remote: %s\n     local:  %s" % (json.dumps(a)[:400], json.dumps(b)[:400])
+    ra, rb = a["result"], b["result"]
+    if a["resultType"] not in ("vector", "matrix"):
+        return "remote: %s\n     local:  %s" % (ra, rb)
+    ka = [json.dumps(s["metric"], sort_keys=True) for s in ra]
+    kb = [json.dumps(s["metric"], sort_keys=True) for s in rb]
+    if ka != kb:
+        return "series only remote: %s\n     series only local: %s" % (
+            sorted(set(ka) - set(kb))[:5], sorted(set(kb) - set(ka))[:5])
+    for sa, sb in zip(ra, rb):
+        if sa != sb:
+            va = sa.get("values") or [sa.get("value")]
+            vb = sb.get("values") or [sb.get("value")]
+            diff = [(x, y) for x, y in zip(va, vb) if x != y][:3]
+            return "series %s: %d vs %d points; first differences (remote, local): %s" % (
+                ka[ra.index(sa)], len(va), len(vb), diff)
+    return "?"
 
 
 class StackError(Exception):
@@ -262,22 +302,35 @@ class Stack:
         self.wait_http("nginx", proc, "http://127.0.0.1:%d/" % port, ready=lambda s: s == 404)
         return port
 
-    def start_prometheus(self, name, remote_reads=(), datadir=None, port=None, wait=True):
-        """Prometheus scraping nothing, reading remotely from each of
-        remote_reads: dicts with url, and token (a bearer token) or None.
+    def start_prometheus(self, name, remote_reads=(), datadir=None, port=None, wait=True,
+                         remote_writes=(), scrape_self=False):
+        """Prometheus reading remotely from each of remote_reads and writing
+        to each of remote_writes: dicts with url, and token (a bearer token)
+        or None.  It scrapes nothing, or itself every second (scrape_self).
         Its TSDB is datadir (by default a new, empty one)."""
         port = port or free_port()
         home = os.path.join(self.dir, name)
         os.makedirs(home, exist_ok=True)
         datadir = datadir or os.path.join(home, "data")
         config = {"global": {"scrape_interval": "15s", "evaluation_interval": "15s"},
-                  "remote_read": []}
+                  "remote_read": [], "remote_write": []}
         for i, rr in enumerate(remote_reads):
             entry = {"name": "promread-%d" % i, "url": rr["url"], "read_recent": True,
                      "remote_timeout": "30s"}
             if rr.get("token"):
                 entry["authorization"] = {"type": "Bearer", "credentials": rr["token"]}
             config["remote_read"].append(entry)
+        for i, rw in enumerate(remote_writes):
+            entry = {"name": "promread-write-%d" % i, "url": rw["url"], "remote_timeout": "30s",
+                     "queue_config": {"batch_send_deadline": "1s", "min_backoff": "100ms",
+                                      "max_backoff": "1s"},
+                     "metadata_config": {"send": True, "send_interval": "2s"}}
+            if rw.get("token"):
+                entry["authorization"] = {"type": "Bearer", "credentials": rw["token"]}
+            config["remote_write"].append(entry)
+        if scrape_self:
+            config["scrape_configs"] = [{"job_name": "self", "scrape_interval": "1s",
+                                         "static_configs": [{"targets": ["127.0.0.1:%d" % port]}]}]
         config_path = os.path.join(home, "prometheus.yml")
         with open(config_path, "w") as f:
             json.dump(config, f, indent=1)  # JSON is YAML

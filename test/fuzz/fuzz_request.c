@@ -28,9 +28,6 @@
 #include "postgres.h"
 
 #include <stdint.h>
-#include <stdlib.h>
-
-#include <snappy-c.h>
 
 #include "fuzz_checks.h"
 #include "pg_shim.h"
@@ -69,50 +66,4 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	SHIM_RUN(decode(data, size));
 	shim_end_input(allowed);
 	return 0;
-}
-
-/*---- Mutating the protobuf inside the snappy block ----*/
-
-extern size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
-size_t		LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
-									unsigned int seed);
-
-/* The most uncompressed bytes the mutator works on. */
-#define MUTATE_MAX	(1024 * 1024)
-
-size_t
-LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
-						unsigned int seed)
-{
-	size_t		ulen;
-	size_t		cap;
-	size_t		newlen;
-	size_t		clen;
-	char	   *plain;
-	char	   *packed;
-
-	if (seed % 8 == 0 ||
-		snappy_uncompressed_length((const char *) data, size, &ulen) != SNAPPY_OK ||
-		ulen > MUTATE_MAX)
-		return LLVMFuzzerMutate(data, size, max_size);
-	cap = Min(ulen * 2 + 256, MUTATE_MAX);
-	plain = malloc(Max(cap, ulen) + 1);
-	if (snappy_uncompress((const char *) data, size, plain, &ulen) != SNAPPY_OK)
-	{
-		free(plain);
-		return LLVMFuzzerMutate(data, size, max_size);
-	}
-	newlen = LLVMFuzzerMutate((uint8_t *) plain, ulen, Max(cap, ulen));
-	clen = snappy_max_compressed_length(newlen);
-	packed = malloc(clen);
-	if (snappy_compress(plain, newlen, packed, &clen) != SNAPPY_OK || clen > max_size)
-	{
-		free(plain);
-		free(packed);
-		return LLVMFuzzerMutate(data, size, max_size);
-	}
-	memcpy(data, packed, clen);
-	free(plain);
-	free(packed);
-	return clen;
 }

@@ -71,7 +71,7 @@ round_trip(const PromQuery *query)
 	packed_len = prometheus__read_request__get_packed_size(&msg);
 	packed = palloc(Max(packed_len, 1));
 	prometheus__read_request__pack(&msg, packed);
-	body = PromSnappyCompress((const char *) packed, packed_len);
+	body = PromSnappyCompress((const char *) packed, packed_len, "request");
 
 	decoded = PromDecodeReadRequest(VARDATA(body), VARSIZE(body) - VARHDRSZ);
 	if (decoded->nqueries != 1 || decoded->queries[0].nmatchers != query->nmatchers ||

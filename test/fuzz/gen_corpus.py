@@ -4,6 +4,8 @@
   corpus/request/   remote-read request bodies (snappy-compressed ReadRequest):
                     the requests captured from Prometheus 2.42
                     (test/fixtures/prometheus-2.42) and hand-made ones
+  corpus/write/     remote-write request bodies (snappy-compressed
+                    WriteRequest): series, exemplars, histograms, metadata
   corpus/selector/  PromQL selectors: those of test/sql/matchers.sql and
                     selectors around the regex patterns of test/regex/cases.tsv
 
@@ -49,6 +51,33 @@ def request(queries, types=()):
                 else:
                     setattr(m, field, v if isinstance(v, str) else v.decode("utf-8", "replace"))
     msg.accepted_response_types.extend(types)
+    return snappy.compress(msg.SerializeToString())
+
+
+def write_request(series, metadata=()):
+    """series: (labels as (name, value) pairs, samples as (ms, value) pairs,
+    exemplars, histograms); metadata: (type, family, help, unit)."""
+    msg = remote_pb2.WriteRequest()
+    for labels, samples, exemplars, histograms in series:
+        ts = msg.timeseries.add()
+        for name, value in labels:
+            label = ts.labels.add()
+            label.name = name if isinstance(name, bytes) else name.encode()
+            label.value = value if isinstance(value, bytes) else value.encode()
+        for ms, value in samples:
+            sample = ts.samples.add()
+            sample.timestamp = ms
+            sample.value = value
+        for _ in range(exemplars):
+            ts.exemplars.add().value = 1.0
+        for _ in range(histograms):
+            ts.histograms.add()
+    for type_, family, help_, unit in metadata:
+        m = msg.metadata.add()
+        m.type = type_
+        m.metric_family_name = family.encode()
+        m.help = help_.encode()
+        m.unit = unit.encode()
     return snappy.compress(msg.SerializeToString())
 
 
@@ -135,6 +164,25 @@ def main():
         reqs.append(("regexes-%03d" % i, request([(t0, t0 + day, matchers)])))
     write(os.path.join(HERE, "corpus/request"), reqs)
 
+    # ---- write requests
+    up = [("__name__", "up"), ("instance", "a:9100"), ("job", "node")]
+    writes = [
+        ("empty", write_request([])),
+        ("one-series", write_request([(up, [(t0, 1.0), (t0 + 15000, float("nan"))], 0, 0)])),
+        ("many-series", write_request([([("__name__", "m%d" % (i % 3)), ("l", "v%d" % i),
+                                         ("zone", "" if i % 2 else "eu")],
+                                        [(t0 + j, float(j)) for j in range(i % 5)], 0, 0)
+                                       for i in range(50)])),
+        ("unsupported", write_request([(up, [(t0, 1.0)], 2, 1)])),
+        ("metadata", write_request([], [(1, "up", "Targets up.", ""), (9, "x", "", "s")])),
+        ("no-name", write_request([([("job", "x")], [(t0, 1.0)], 0, 0)])),
+        ("duplicate-label", write_request([(up + [("job", "y")], [(t0, 1.0)], 0, 0)])),
+        ("bad-utf8", write_request([([("__name__", "up"), ("l", b"\xff")], [], 0, 0)])),
+        ("bad-names", write_request([([("__name__", "1up"), ("a-b", "x")], [], 0, 0)])),
+        ("times", write_request([(up, [(-2**63, 0.0), (2**63 - 1, -0.0)], 0, 0)])),
+    ]
+    write(os.path.join(HERE, "corpus/write"), writes)
+
     # ---- selectors
     sels = []
     with open(os.path.join(TOP, "test/sql/matchers.sql"), encoding="utf-8") as f:
@@ -170,7 +218,7 @@ def main():
     write(os.path.join(HERE, "corpus/selector"),
           [("%03d" % i, s.encode("utf-8", "surrogateescape")) for i, s in enumerate(sels)])
     shutil.rmtree(GEN)
-    print("%d requests, %d selectors" % (len(reqs), len(sels)))
+    print("%d requests, %d write requests, %d selectors" % (len(reqs), len(writes), len(sels)))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,68 @@
+/*
+ * fuzz_write.c
+ *	  libFuzzer target: the body of a remote-write POST, a snappy-compressed
+ *	  protobuf WriteRequest, through PromDecodeWriteRequest
+ *	  (src/write_request.c): the snappy length check against
+ *	  promread.max_request_bytes and decompression (src/wire.c), protobuf-c's
+ *	  unpacking, and every check of series, labels and metadata.
+ *
+ * An ERROR is a clean rejection when its SQLSTATE is one write_request.c
+ * documents: 22P03 (undecodable), 22021 (invalid UTF-8 or NUL), 22023
+ * (other invalid values, a request over the size limit), plus 54001 (stack
+ * depth).  Anything else, a sanitizer report, a broken invariant of the
+ * decoded request (checked below), or memory outliving the input is a bug.
+ * The custom mutator of snappy_mutator.c mutates the protobuf inside the
+ * snappy block.
+ */
+#include "postgres.h"
+
+#include <stdint.h>
+
+#include "pg_shim.h"
+#include "promread.h"
+
+static const char *const allowed[] = {"22P03", "22021", "22023", "54001", NULL};
+
+/* Decode one input and check what a decoded request promises. */
+static void
+decode(const uint8_t *data, size_t size)
+{
+	PromWriteRequest *request = PromDecodeWriteRequest((const char *) data, size);
+	int64		nsamples = 0;
+
+	for (int i = 0; i < request->nseries; i++)
+	{
+		const PromWriteSeries *series = &request->series[i];
+
+		if (series->metric == NULL ||
+			!PromIsValidMetricName(series->metric, strlen(series->metric)))
+			shim_fail("series %d has no valid metric name", i);
+		for (int j = 0; j < series->nlabels; j++)
+		{
+			const PromWriteLabel *label = &series->labels[j];
+
+			if (label->value_len <= 0 ||
+				!PromIsValidUtf8(label->value, label->value_len) ||
+				memchr(label->value, '\0', label->value_len) != NULL)
+				shim_fail("series %d label %d has an empty or invalid value", i, j);
+			if (!PromIsValidLabelName(label->name, strlen(label->name)) ||
+				strcmp(label->name, "__name__") == 0)
+				shim_fail("series %d label %d has an invalid name", i, j);
+			if (j > 0 && strcmp(series->labels[j - 1].name, label->name) >= 0)
+				shim_fail("series %d labels not sorted and distinct", i);
+		}
+		nsamples += series->nsamples;
+	}
+	if (nsamples != request->nsamples)
+		shim_fail("sample count %lld, not %lld", (long long) request->nsamples,
+				  (long long) nsamples);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	shim_begin_input();
+	SHIM_RUN(decode(data, size));
+	shim_end_input(allowed);
+	return 0;
+}
