@@ -19,15 +19,19 @@
  *    queued for, so that reads are not held up behind it); on any other
  *    relation it refuses the request (42703) unless
  *    promread.write_unknown_labels is "drop".
- * 4. Each metric's samples are written by one INSERT ... SELECT FROM
- *    ROWS FROM (unnest($1), unnest($2), ...), the arrays bound as
- *    parameters: the executor
- *    applies privileges, row-level security's WITH CHECK, constraints,
- *    triggers and partition routing, as for any INSERT.  Times become the
- *    time column's type (ms since the Unix epoch for int8); values are
- *    bound as float8, bit for bit (a stale marker stays one), and assigned
- *    to the value column's type; label values are assigned to their
- *    columns' types (enum labels are cast, and must be labels of the enum).
+ * 4. Each metric's samples are written as the COPY command writes them,
+ *    from a stream of COPY's binary format built here: in batches, with
+ *    the caller's INSERT privilege checked, triggers, constraints and
+ *    partition routing.  What COPY cannot write (views, foreign tables,
+ *    tables under row-level security, whose WITH CHECK policies COPY does
+ *    not apply, value columns other than float8, labels of types whose
+ *    binary input is not their text) gets one INSERT ... SELECT FROM ROWS
+ *    FROM (unnest($1), unnest($2), ...) through SPI instead, the arrays
+ *    bound as parameters.  Times become the time column's type (ms since
+ *    the Unix epoch for int8); values keep their bits (a stale marker stays
+ *    one) and are assigned to the value column's type; label values are
+ *    assigned to their columns' types (enum labels must be labels of the
+ *    enum).
  *
  * Everything happens in the caller's transaction, so a request that fails
  * writes nothing.  Prometheus retries a request that failed with a 5xx;
@@ -40,11 +44,18 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "access/relation.h"
+#include "access/sysattr.h"
 #include "catalog/pg_type.h"
+#include "commands/copy.h"
 #include "common/hashfn.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_relation.h"
+#include "port/pg_bswap.h"
 #include "promread.h"
 #include "proto/remote.pb-c.h"
 #include "storage/lmgr.h"
@@ -53,6 +64,8 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
@@ -529,43 +542,189 @@ insert_statement(const MetricGroup *group, const PromMetricEntry *entry,
 	return insert.data;
 }
 
+/* The COPY stream that copy_source hands to COPY, and how much it read. */
+static const StringInfoData *copy_stream;
+static int	copy_stream_read;
+
+/* COPY's data source callback: the next bytes of copy_stream. */
+static int
+copy_source(void *outbuf, int minread, int maxread)
+{
+	int			n = Min(maxread, copy_stream->len - copy_stream_read);
+
+	memcpy(outbuf, copy_stream->data + copy_stream_read, n);
+	copy_stream_read += n;
+	return n;
+}
+
+/* Append a field of COPY's binary format: its length, then its bytes. */
+static inline void
+append_field(StringInfo out, const void *data, int len)
+{
+	uint32		be_len = pg_hton32((uint32) len);
+
+	appendBinaryStringInfoNT(out, (const char *) &be_len, 4);
+	appendBinaryStringInfoNT(out, (const char *) data, len);
+}
+
 /*
- * Insert the samples of a group's series into its registered relation,
- * locked first and checked to still exist.
+ * Can the group be written by COPY rather than by INSERT?  When the
+ * relation is a table (COPY writes rows in batches, which INSERT does not),
+ * row-level security does not apply to the caller (COPY FROM cannot check
+ * its policies), the value column is float8 and every label column one
+ * whose binary input reads the label's text (text, varchar, name, enum).
+ */
+static bool
+copy_applies(const MetricGroup *group, const PromMetricEntry *entry, Relation rel)
+{
+	char		relkind = rel->rd_rel->relkind;
+	int			i;
+
+	if ((relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE) ||
+		check_enable_rls(entry->relid, InvalidOid, false) == RLS_ENABLED ||
+		get_atttype(entry->relid, get_attnum(entry->relid, entry->value_column)) != FLOAT8OID)
+		return false;
+	for (i = 0; i < group->nlabels; i++)
+	{
+		AttrNumber	attnum = get_attnum(entry->relid, group->labels[i]);
+		Oid			type;
+
+		if (entry_label_index(entry, group->labels[i]) < 0)
+			continue;
+		if (attnum == InvalidAttrNumber)
+			return false;
+		type = get_atttype(entry->relid, attnum);
+		if (type != TEXTOID && type != VARCHAROID && type != NAMEOID && !type_is_enum(type))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The group's rows in COPY's binary format: time, value, then each label
+ * that has a column (has_column), in the group's order of labels.
  */
 static void
-insert_group(const MetricGroup *group, const PromMetricEntry *entry)
+copy_rows(const MetricGroup *group, const PromMetricEntry *entry, Oid time_type,
+		  const bool *has_column, int ncolumns, StringInfo out)
+{
+	static const char header[] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
+	uint16		be_ncolumns = pg_hton16((uint16) ncolumns);
+	uint16		trailer = 0xFFFF;
+	StringInfoData labels;
+	int			i;
+
+	initStringInfo(&labels);
+	appendBinaryStringInfo(out, header, sizeof(header) - 1);
+	for (i = 0; i < group->nseries; i++)
+	{
+		const PromWriteSeries *series = group->series[i];
+		int			l = 0;
+		int			j;
+		int			s;
+
+		CHECK_FOR_INTERRUPTS();
+		/* the series' label fields, once for all its rows */
+		resetStringInfo(&labels);
+		for (j = 0; j < group->nlabels; j++)
+		{
+			const PromWriteLabel *label = NULL;
+			uint32		null_len = pg_hton32((uint32) -1);
+
+			if (l < series->nlabels && strcmp(series->labels[l].name, group->labels[j]) == 0)
+				label = &series->labels[l++];
+			if (!has_column[j])
+				continue;
+			if (label == NULL)
+				appendBinaryStringInfo(&labels, (const char *) &null_len, 4);
+			else
+				append_field(&labels, label->value, label->value_len);
+		}
+		for (s = 0; s < series->nsamples; s++)
+		{
+			const Prometheus__Sample *sample = series->samples[s];
+			int64		time = time_type == INT8OID ? sample->timestamp :
+				sample_timestamp(sample->timestamp, entry->metric);
+			uint64		be_time = pg_hton64((uint64) time);
+			uint64		be_value;
+			uint64		bits;
+
+			memcpy(&bits, &sample->value, sizeof(bits));
+			be_value = pg_hton64(bits);
+			enlargeStringInfo(out, 2 + 24 + labels.len);
+			appendBinaryStringInfoNT(out, (const char *) &be_ncolumns, 2);
+			append_field(out, &be_time, 8);
+			append_field(out, &be_value, 8);
+			appendBinaryStringInfoNT(out, labels.data, labels.len);
+		}
+	}
+	appendBinaryStringInfo(out, (const char *) &trailer, 2);
+}
+
+/*
+ * Write the group with COPY FROM, as the COPY command would: INSERT
+ * privilege on its columns checked first, then rows inserted in batches,
+ * with triggers, constraints, indexes and partition routing.
+ */
+static void
+copy_group(const MetricGroup *group, const PromMetricEntry *entry, Relation rel,
+		   Oid time_type)
+{
+	ParseState *pstate = make_parsestate(NULL);
+	ParseNamespaceItem *nsitem;
+	List	   *attnames;
+	bool	   *has_column = palloc(sizeof(bool) * Max(group->nlabels, 1));
+	ListCell   *lc;
+	StringInfoData stream;
+	CopyFromState cstate;
+	int			i;
+
+	attnames = list_make2(makeString(entry->time_column), makeString(entry->value_column));
+	for (i = 0; i < group->nlabels; i++)
+	{
+		has_column[i] = entry_label_index(entry, group->labels[i]) >= 0;
+		if (has_column[i])
+			attnames = lappend(attnames, makeString((char *) group->labels[i]));
+	}
+
+	nsitem = addRangeTableEntryForRelation(pstate, rel, RowExclusiveLock, NULL,
+										   false, false);
+	nsitem->p_rte->requiredPerms = ACL_INSERT;
+	foreach(lc, attnames)
+		nsitem->p_rte->insertedCols =
+			bms_add_member(nsitem->p_rte->insertedCols,
+						   get_attnum(entry->relid, strVal(lfirst(lc))) -
+						   FirstLowInvalidHeapAttributeNumber);
+	ExecCheckRTPerms(pstate->p_rtable, true);
+
+	initStringInfo(&stream);
+	copy_rows(group, entry, time_type, has_column, list_length(attnames), &stream);
+	copy_stream = &stream;
+	copy_stream_read = 0;
+	cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, copy_source, attnames,
+						   list_make1(makeDefElem("format", (Node *) makeString("binary"), -1)));
+	CopyFrom(cstate);
+	EndCopyFrom(cstate);
+	copy_stream = NULL;
+	free_parsestate(pstate);
+	CommandCounterIncrement();
+}
+
+/*
+ * Insert the group with INSERT ... SELECT FROM ROWS FROM (unnest($1), ...)
+ * through SPI: for what COPY cannot write (views, foreign tables, tables
+ * under row-level security, values or labels of other types).
+ */
+static void
+insert_group(const MetricGroup *group, const PromMetricEntry *entry, Oid time_type,
+			 int64 nrows)
 {
 	InsertColumns cols = {0};
-	Oid			time_type;
 	Oid		   *types;
 	Datum	   *args;
 	int			i;
 
-	LockRelationOid(entry->relid, RowExclusiveLock);
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->relid)))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("the relation of metric \"%s\" no longer exists",
-						entry->metric)));
-	time_type = column_base_type(entry->relid, entry->time_column, entry->metric);
-	if (time_type != TIMESTAMPTZOID && time_type != TIMESTAMPOID && time_type != INT8OID)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("time column \"%s\" of metric \"%s\" has type %s",
-						entry->time_column, entry->metric, format_type_be(time_type)),
-				 errhint("Register the metric again.")));
-
-	for (i = 0; i < group->nseries; i++)
-		cols.nrows += group->series[i]->nsamples;
-	if (cols.nrows == 0)
-		return;
-	if (cols.nrows > PG_INT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("remote write request has too many samples of metric \"%s\"",
-						entry->metric)));
-
+	cols.nrows = nrows;
 	fill_columns(group, entry, time_type, &cols);
 	types = palloc(sizeof(Oid) * cols.nparams);
 	args = palloc(sizeof(Datum) * cols.nparams);
@@ -577,6 +736,51 @@ insert_group(const MetricGroup *group, const PromMetricEntry *entry)
 							  types, args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "promread could not insert the samples of metric \"%s\"",
 			 entry->metric);
+}
+
+/*
+ * Write the samples of a group's series into its registered relation,
+ * locked first and checked to still exist, by COPY where it applies.
+ */
+static void
+write_group(const MetricGroup *group, const PromMetricEntry *entry)
+{
+	Relation	rel;
+	Oid			time_type;
+	int64		nrows = 0;
+	int			i;
+
+	rel = try_relation_open(entry->relid, RowExclusiveLock);
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the relation of metric \"%s\" no longer exists",
+						entry->metric)));
+	time_type = column_base_type(entry->relid, entry->time_column, entry->metric);
+	if (time_type != TIMESTAMPTZOID && time_type != TIMESTAMPOID && time_type != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("time column \"%s\" of metric \"%s\" has type %s",
+						entry->time_column, entry->metric, format_type_be(time_type)),
+				 errhint("Register the metric again.")));
+	/* a value column dropped since the registration: 42703 */
+	(void) column_base_type(entry->relid, entry->value_column, entry->metric);
+
+	for (i = 0; i < group->nseries; i++)
+		nrows += group->series[i]->nsamples;
+	if (nrows > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("remote write request has too many samples of metric \"%s\"",
+						entry->metric)));
+	if (nrows > 0)
+	{
+		if (copy_applies(group, entry, rel))
+			copy_group(group, entry, rel, time_type);
+		else
+			insert_group(group, entry, time_type, nrows);
+	}
+	relation_close(rel, NoLock);
 }
 
 /*
@@ -633,7 +837,7 @@ prom_remote_write(PG_FUNCTION_ARGS)
 			i++;
 		}
 		collect_labels(&group);
-		insert_group(&group, metric_entry(&group));
+		write_group(&group, metric_entry(&group));
 	}
 	for (i = 0; i < request->nmetadata; i++)
 	{

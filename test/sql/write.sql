@@ -102,6 +102,35 @@ RESET promread.write_unknown_labels;
 SELECT * FROM wr_user WHERE host = 'h4';
 SELECT wr_read('wr_user{host="h4"}');
 
+-- a partitioned table (written by COPY: rows routed to their partitions,
+-- triggers fired) and an updatable view (written by INSERT)
+CREATE TABLE wr_parts (ts timestamptz NOT NULL, value float8, host text COLLATE "C")
+	PARTITION BY RANGE (ts);
+CREATE TABLE wr_parts_2023 PARTITION OF wr_parts
+	FOR VALUES FROM ('2023-01-01') TO ('2024-01-01');
+CREATE TABLE wr_parts_2024 PARTITION OF wr_parts
+	FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+CREATE TABLE wr_seen (host text);
+CREATE FUNCTION wr_seen() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO wr_seen VALUES (NEW.host);
+	RETURN NEW;
+END $$;
+CREATE TRIGGER seen BEFORE INSERT ON wr_parts_2024 FOR EACH ROW EXECUTE FUNCTION wr_seen();
+SELECT prom_register('wr_parts');
+SELECT try_json('[{"labels": {"__name__": "wr_parts", "host": "a"},
+                   "samples": [[1700000000000, 1], [1704067200000, 2], [1704067215000, 3]]}]');
+SELECT tableoid::regclass, * FROM wr_parts ORDER BY ts;
+SELECT host, count(*) FROM wr_seen GROUP BY host;
+SELECT try_json('[{"labels": {"__name__": "wr_parts"}, "samples": [[1800000000000, 1]]}]');
+CREATE VIEW wr_view AS SELECT ts, value, host FROM wr_parts;
+SELECT prom_register('wr_view', 'wr_view', 'ts', 'value', '{host}');
+SELECT try_json('[{"labels": {"__name__": "wr_view", "host": "v"}, "samples": [[1704067230000, 4]]}]');
+SELECT tableoid::regclass, * FROM wr_parts WHERE host = 'v';
+DROP VIEW wr_view;
+DROP TABLE wr_parts, wr_seen;
+DROP FUNCTION wr_seen;
+
 -- metrics that are not registered
 SET promread.write_create_metrics = off;
 SELECT try_json('[{"labels": {"__name__": "wr_new"}, "samples": [[1700000000000, 1]]}]');
