@@ -495,6 +495,43 @@ check_entry_owner(const PromMetricEntry *entry, const char *action)
 }
 
 /*
+ * Insert a row into one of the extension's tables, opened and locked by the
+ * caller, or replace the row of the same key (a text first column) when
+ * may_replace says so, as committed now; then close the table, its lock
+ * kept, and make the change visible.
+ */
+static void
+store_row(Relation rel, Oid indexid, const char *key_text, Datum *values,
+		  bool *isnull, bool (*may_replace) (Relation rel, HeapTuple old))
+{
+	HeapTuple	tuple = heap_form_tuple(RelationGetDescr(rel), values, isnull);
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	old;
+
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(key_text));
+	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
+	old = systable_getnext(scan);
+	if (!HeapTupleIsValid(old))
+		CatalogTupleInsert(rel, tuple);
+	else if (may_replace(rel, old))
+		CatalogTupleUpdate(rel, &old->t_self, tuple);
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, NoLock);
+	CommandCounterIncrement();
+}
+
+/* A catalog entry is replaced by the owner of its relation only (or errors). */
+static bool
+may_replace_entry(Relation rel, HeapTuple old)
+{
+	check_entry_owner(decode_entry(rel, old), "replace");
+	return true;
+}
+
+/*
  * Insert or replace the catalog entry of a metric; created: remote write
  * created its relation, and adds a column for each new label.
  */
@@ -505,11 +542,6 @@ store_entry(const char *metric, Oid relid, const char *time_column,
 {
 	Relation	rel;
 	Oid			indexid;
-	ScanKeyData key;
-	SysScanDesc scan;
-	Snapshot	snapshot;
-	HeapTuple	old;
-	HeapTuple	tuple;
 	Datum		values[Natts_catalog];
 	bool		isnull[Natts_catalog] = {0};
 	Datum	   *names;
@@ -537,21 +569,7 @@ store_entry(const char *metric, Oid relid, const char *time_column,
 	values[Anum_created_by_write - 1] = BoolGetDatum(created);
 
 	rel = open_catalog(CATALOG_WRITE_LOCK, &indexid);
-	tuple = heap_form_tuple(RelationGetDescr(rel), values, isnull);
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	scan = begin_catalog_scan(rel, indexid, metric, snapshot, &key);
-	old = systable_getnext(scan);
-	if (HeapTupleIsValid(old))
-	{
-		check_entry_owner(decode_entry(rel, old), "replace");
-		CatalogTupleUpdate(rel, &old->t_self, tuple);
-	}
-	else
-		CatalogTupleInsert(rel, tuple);
-	systable_endscan(scan);
-	UnregisterSnapshot(snapshot);
-	table_close(rel, NoLock);
-	CommandCounterIncrement();
+	store_row(rel, indexid, metric, values, isnull, may_replace_entry);
 }
 
 /*
@@ -729,8 +747,16 @@ PromCatalogStoreCreated(const char *metric, Oid relid, const char *time_column,
 	store_entry(metric, relid, time_column, value_column, labels, nlabels, true);
 }
 
-/* A text Datum of a C string. */
-#define TEXT_DATUM(s) CStringGetTextDatum(s)
+/* A family's metadata is replaced by its writer's roles only (or kept). */
+static bool
+may_replace_metadata(Relation rel, HeapTuple old)
+{
+	bool		isnull;
+	Oid			writer = DatumGetObjectId(heap_getattr(old, Anum_metadata_writer,
+													   RelationGetDescr(rel), &isnull));
+
+	return superuser() || has_privs_of_role(GetUserId(), writer);
+}
 
 /*
  * Keep the metadata of a metric family (its type, help and unit), as the
@@ -745,42 +771,16 @@ PromMetadataStore(const char *family, const char *type, const char *help,
 {
 	Relation	rel;
 	Oid			indexid;
-	ScanKeyData key;
-	SysScanDesc scan;
-	Snapshot	snapshot;
-	HeapTuple	old;
-	HeapTuple	tuple;
 	Datum		values[Natts_metadata];
 	bool		isnull[Natts_metadata] = {0};
 
-	values[Anum_metadata_metric - 1] = TEXT_DATUM(family);
-	values[Anum_metadata_type - 1] = TEXT_DATUM(type);
-	values[Anum_metadata_help - 1] = TEXT_DATUM(help);
-	values[Anum_metadata_unit - 1] = TEXT_DATUM(unit);
+	values[Anum_metadata_metric - 1] = CStringGetTextDatum(family);
+	values[Anum_metadata_type - 1] = CStringGetTextDatum(type);
+	values[Anum_metadata_help - 1] = CStringGetTextDatum(help);
+	values[Anum_metadata_unit - 1] = CStringGetTextDatum(unit);
 	values[Anum_metadata_writer - 1] = ObjectIdGetDatum(GetUserId());
 
 	rel = open_extension_table(METADATA_TABLE, METADATA_INDEX,
 							   ShareRowExclusiveLock, &indexid);
-	tuple = heap_form_tuple(RelationGetDescr(rel), values, isnull);
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	ScanKeyInit(&key, Anum_metadata_metric, BTEqualStrategyNumber, F_TEXTEQ,
-				TEXT_DATUM(family));
-	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
-	old = systable_getnext(scan);
-	if (HeapTupleIsValid(old))
-	{
-		bool		isnull_writer;
-		Oid			writer = DatumGetObjectId(heap_getattr(old, Anum_metadata_writer,
-														   RelationGetDescr(rel),
-														   &isnull_writer));
-
-		if (superuser() || has_privs_of_role(GetUserId(), writer))
-			CatalogTupleUpdate(rel, &old->t_self, tuple);
-	}
-	else
-		CatalogTupleInsert(rel, tuple);
-	systable_endscan(scan);
-	UnregisterSnapshot(snapshot);
-	table_close(rel, NoLock);
-	CommandCounterIncrement();
+	store_row(rel, indexid, family, values, isnull, may_replace_metadata);
 }

@@ -45,13 +45,8 @@ prom_explain(PG_FUNCTION_ARGS)
 	SetSingleFuncCall(fcinfo, SRF_SINGLE_USE_EXPECTED);
 #endif
 	PromScanBeginCall();
-	PromParseSelector(text_to_cstring(PG_GETARG_TEXT_PP(0)), &query);
-	query.start_ms = PromTimestamptzArgToMs(PG_GETARG_TIMESTAMPTZ(1));
-	query.end_ms = PromTimestamptzArgToMs(PG_GETARG_TIMESTAMPTZ(2));
-	if (query.start_ms > query.end_ms)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("end_time must not be before start_time")));
+	PromQueryFromSelector(PG_GETARG_TEXT_PP(0), PG_GETARG_TIMESTAMPTZ(1),
+						  PG_GETARG_TIMESTAMPTZ(2), &query);
 
 	entries = PromCatalogLookup(&query, &named);
 	SPI_connect();

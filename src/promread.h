@@ -223,6 +223,8 @@ extern List *PromExplainMetric(const PromMetricEntry *entry,
 							   bool analyze);
 extern Datum *PromReadLabelValues(Oid relid, const char *column, text *lower,
 								  text *upper, int *nvalues);
+extern void PromQueryFromSelector(text *selector, TimestampTz start_time,
+								  TimestampTz end_time, PromQuery *query);
 extern PromSeriesSet *PromRunQuery(const PromQuery *query,
 								   MemoryContext context);
 

@@ -11,6 +11,24 @@
 #include "executor/spi.h"
 #include "phases.h"
 #include "promread.h"
+#include "utils/builtins.h"
+
+/*
+ * The query of a PromQL selector and a time range, as prom_series and
+ * prom_explain take them; an end before the start is an error.
+ */
+void
+PromQueryFromSelector(text *selector, TimestampTz start_time, TimestampTz end_time,
+					  PromQuery *query)
+{
+	PromParseSelector(text_to_cstring(selector), query);
+	query->start_ms = PromTimestamptzArgToMs(start_time);
+	query->end_ms = PromTimestamptzArgToMs(end_time);
+	if (query->start_ms > query->end_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("end_time must not be before start_time")));
+}
 
 /*
  * Run a query and return its finished series set, allocated in a child of
