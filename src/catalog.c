@@ -721,6 +721,18 @@ PromCatalogFind(const char *metric)
 	return entry;
 }
 
+/* The position of a label among a registration's label columns, or -1. */
+int
+PromCatalogLabelIndex(const PromMetricEntry *entry, const char *label)
+{
+	int			i;
+
+	for (i = 0; i < entry->nlabels; i++)
+		if (strcmp(entry->label_columns[i], label) == 0)
+			return i;
+	return -1;
+}
+
 /*
  * Take the catalog's write lock until the transaction ends, so that two
  * writers do not create the same metric, or add the same label, at once.

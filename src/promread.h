@@ -104,6 +104,7 @@ typedef struct PromMetricEntry
 
 extern List *PromCatalogLookup(const PromQuery *query, bool *named);
 extern PromMetricEntry *PromCatalogFind(const char *metric);
+extern int	PromCatalogLabelIndex(const PromMetricEntry *entry, const char *label);
 extern void PromCatalogLockForWrite(void);
 extern void PromCatalogStoreCreated(const char *metric, Oid relid,
 									const char *time_column,
@@ -262,7 +263,7 @@ extern uint32 PromCrc32c(const char *data, Size len);
 extern const char *PromXorChunkDecode(const char *data, Size len,
 									  PromSample **samples, int *nsamples);
 
-/*---- Remote write (write_request.c, remote_write.c) ----*/
+/*---- Remote write (write_request.c, remote_write.c, write_rows.c) ----*/
 
 /* A label of a written series, its value borrowed from the request. */
 typedef struct PromWriteLabel
@@ -304,7 +305,19 @@ typedef struct PromWriteRequest
 	int64		nhistograms;
 } PromWriteRequest;
 
+/* The series of one metric in a request, and the labels they carry. */
+typedef struct PromWriteGroup
+{
+	const char *metric;
+	PromWriteSeries **series;
+	int			nseries;
+	const char **labels;		/* distinct label names, sorted */
+	int			nlabels;
+} PromWriteGroup;
+
 extern PromWriteRequest *PromDecodeWriteRequest(const char *body, Size len);
+extern void PromWriteGroupRows(const PromWriteGroup *group,
+							   const PromMetricEntry *entry);
 
 /*---- Time conversions ----*/
 

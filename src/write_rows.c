@@ -1,0 +1,467 @@
+/*-------------------------------------------------------------------------
+ *
+ * write_rows.c
+ *	  Writing the samples of one metric of a remote-write request into its
+ *	  registered relation.
+ *
+ * 1. The relation is locked and checked to still exist; its time column
+ *    must still be of a time type.
+ * 2. A table (or partitioned table) is written as the COPY command writes
+ *    it, from a stream of COPY's binary format built here: the caller's
+ *    INSERT privilege checked as COPY checks it, then rows in batches, with
+ *    triggers, constraints and partition routing.  Each series' label
+ *    fields are built once, then copied into each of its rows.
+ * 3. What COPY cannot write (views, foreign tables, tables under row-level
+ *    security, whose WITH CHECK policies COPY does not apply, value columns
+ *    other than float8, labels of types whose binary input is not their
+ *    text) gets one INSERT ... SELECT FROM ROWS FROM (unnest($1),
+ *    unnest($2), ...) through SPI instead, the times, values and label
+ *    values bound as arrays (a series' label text once, shared by its rows).
+ *
+ * Times become the time column's type (ms since the Unix epoch for int8),
+ * 22008 outside PostgreSQL's range; values keep their bits (a stale marker
+ * stays one) and are assigned to the value column's type; label values are
+ * assigned to their columns' types (enum labels must be labels of the enum).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/sysattr.h"
+#include "catalog/pg_type.h"
+#include "commands/copy.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_relation.h"
+#include "port/pg_bswap.h"
+#include "promread.h"
+#include "proto/remote.pb-c.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/timestamp.h"
+
+/*
+ * Microseconds since the PostgreSQL epoch of a sample's time in ms since
+ * the Unix epoch; 22008 outside PostgreSQL's range of timestamps.
+ */
+static int64
+sample_timestamp(int64 ms, const char *metric)
+{
+	int64		us;
+
+	if (pg_sub_s64_overflow(ms, PROM_EPOCH_DIFF_MS, &us) ||
+		pg_mul_s64_overflow(us, 1000, &us) || !IS_VALID_TIMESTAMP(us))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("a sample of metric \"%s\" has a time out of range: %lld ms",
+						metric, (long long) ms)));
+	return us;
+}
+
+/* The base type of a relation's column, which must exist. */
+static Oid
+column_base_type(Oid relid, const char *column, const char *metric)
+{
+	AttrNumber	attnum = get_attnum(relid, column);
+
+	if (attnum == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("the relation of metric \"%s\" has no column \"%s\"",
+						metric, column)));
+	return getBaseType(get_atttype(relid, attnum));
+}
+
+/* The columns of one INSERT: $1 times, $2 values, then label arrays. */
+typedef struct InsertColumns
+{
+	int			nparams;
+	int		   *param_of_label; /* per label of the group; -1 without column */
+	Datum	  **values;			/* per parameter, one per row */
+	bool	  **nulls;
+	int64		nrows;
+} InsertColumns;
+
+/*
+ * Lay out a group's samples as columns: a time and a value per row, and per
+ * label with a column, its value (one text per series, shared by the
+ * series' rows) or NULL.
+ */
+static void
+fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
+			 Oid time_type, InsertColumns *cols)
+{
+	int64		row = 0;
+	int			i;
+	int			j;
+
+	cols->param_of_label = palloc(sizeof(int) * Max(group->nlabels, 1));
+	cols->nparams = 2;
+	for (i = 0; i < group->nlabels; i++)
+		cols->param_of_label[i] = PromCatalogLabelIndex(entry, group->labels[i]) >= 0 ?
+			cols->nparams++ : -1;
+	cols->values = palloc(sizeof(Datum *) * cols->nparams);
+	cols->nulls = palloc(sizeof(bool *) * cols->nparams);
+	for (j = 0; j < cols->nparams; j++)
+	{
+		cols->values[j] = palloc_extended(sizeof(Datum) * cols->nrows, MCXT_ALLOC_HUGE);
+		cols->nulls[j] = palloc_extended(sizeof(bool) * cols->nrows,
+										 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	}
+
+	for (i = 0; i < group->nseries; i++)
+	{
+		const PromWriteSeries *series = group->series[i];
+		int64		first = row;
+		int			l = 0;
+		int			s;
+
+		CHECK_FOR_INTERRUPTS();
+		for (s = 0; s < series->nsamples; s++, row++)
+		{
+			const Prometheus__Sample *sample = series->samples[s];
+
+			cols->values[0][row] =
+				Int64GetDatum(time_type == INT8OID ? sample->timestamp :
+							  sample_timestamp(sample->timestamp, entry->metric));
+			cols->values[1][row] = Float8GetDatum(sample->value);
+		}
+		/* the series' labels and the group's are both sorted by name */
+		for (j = 0; j < group->nlabels; j++)
+		{
+			int			param = cols->param_of_label[j];
+			const PromWriteLabel *label = NULL;
+
+			if (l < series->nlabels &&
+				strcmp(series->labels[l].name, group->labels[j]) == 0)
+				label = &series->labels[l++];
+			if (param < 0)
+				continue;
+			if (label == NULL)
+			{
+				memset(cols->nulls[param] + first, true, series->nsamples);
+				continue;
+			}
+			{
+				Datum		text = PointerGetDatum(cstring_to_text_with_len(label->value,
+																			label->value_len));
+
+				for (s = 0; s < series->nsamples; s++)
+					cols->values[param][first + s] = text;
+			}
+		}
+	}
+}
+
+/* Bind an array of a column's Datums of a type as parameter $k+1. */
+static void
+bind_array(const InsertColumns *cols, int k, Oid element_type, Oid *types,
+		   Datum *args)
+{
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int			dims[1] = {(int) cols->nrows};
+	int			lbs[1] = {1};
+
+	get_typlenbyvalalign(element_type, &typlen, &typbyval, &typalign);
+	types[k] = get_array_type(element_type);
+	args[k] = PointerGetDatum(construct_md_array(cols->values[k], cols->nulls[k],
+												 1, dims, lbs, element_type,
+												 typlen, typbyval, typalign));
+}
+
+/*
+ * The INSERT of a group's columns into the metric's relation: INSERT INTO
+ * rel (time, value, labels...) SELECT u.t, u.v, u.l3, ... FROM ROWS FROM
+ * (unnest($1), unnest($2), ...) AS u(t, v, l3, ...), enum labels cast.
+ */
+static char *
+insert_statement(const PromWriteGroup *group, const PromMetricEntry *entry,
+				 const InsertColumns *cols)
+{
+	StringInfoData insert;
+	StringInfoData select;
+	StringInfoData aliases;
+	int			i;
+
+	initStringInfo(&insert);
+	initStringInfo(&select);
+	initStringInfo(&aliases);
+	appendStringInfo(&insert, "INSERT INTO %s (%s, %s",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(entry->relid)),
+												get_rel_name(entry->relid)),
+					 quote_identifier(entry->time_column),
+					 quote_identifier(entry->value_column));
+	appendStringInfoString(&select, ") SELECT u.t, u.v");
+	appendStringInfoString(&aliases, ") AS u(t, v");
+	for (i = 0; i < group->nlabels; i++)
+	{
+		int			param = cols->param_of_label[i];
+		Oid			type;
+
+		if (param < 0)
+			continue;
+		type = column_base_type(entry->relid, group->labels[i], entry->metric);
+		appendStringInfo(&insert, ", %s", quote_identifier(group->labels[i]));
+		if (type_is_enum(type))
+			appendStringInfo(&select, ", CAST(u.l%d AS %s)", param,
+							 format_type_be_qualified(type));
+		else
+			appendStringInfo(&select, ", u.l%d", param);
+		appendStringInfo(&aliases, ", l%d", param);
+	}
+	appendStringInfo(&insert, "%s FROM ROWS FROM (", select.data);
+	for (i = 0; i < cols->nparams; i++)
+		appendStringInfo(&insert, "%spg_catalog.unnest($%d)", i > 0 ? ", " : "", i + 1);
+	appendStringInfo(&insert, "%s)", aliases.data);
+	return insert.data;
+}
+
+/* The COPY stream that copy_source hands to COPY, and how much it read. */
+static const StringInfoData *copy_stream;
+static int	copy_stream_read;
+
+/* COPY's data source callback: the next bytes of copy_stream. */
+static int
+copy_source(void *outbuf, int minread, int maxread)
+{
+	int			n = Min(maxread, copy_stream->len - copy_stream_read);
+
+	memcpy(outbuf, copy_stream->data + copy_stream_read, n);
+	copy_stream_read += n;
+	return n;
+}
+
+/* Append a field of COPY's binary format: its length, then its bytes. */
+static inline void
+append_field(StringInfo out, const void *data, int len)
+{
+	uint32		be_len = pg_hton32((uint32) len);
+
+	appendBinaryStringInfoNT(out, (const char *) &be_len, 4);
+	appendBinaryStringInfoNT(out, (const char *) data, len);
+}
+
+/*
+ * Can the group be written by COPY rather than by INSERT?  When the
+ * relation is a table (COPY writes rows in batches, which INSERT does not),
+ * row-level security does not apply to the caller (COPY FROM cannot check
+ * its policies), the value column is float8 and every label column one
+ * whose binary input reads the label's text (text, varchar, name, enum).
+ */
+static bool
+copy_applies(const PromWriteGroup *group, const PromMetricEntry *entry, Relation rel)
+{
+	char		relkind = rel->rd_rel->relkind;
+	int			i;
+
+	if ((relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE) ||
+		check_enable_rls(entry->relid, InvalidOid, false) == RLS_ENABLED ||
+		get_atttype(entry->relid, get_attnum(entry->relid, entry->value_column)) != FLOAT8OID)
+		return false;
+	for (i = 0; i < group->nlabels; i++)
+	{
+		AttrNumber	attnum = get_attnum(entry->relid, group->labels[i]);
+		Oid			type;
+
+		if (PromCatalogLabelIndex(entry, group->labels[i]) < 0)
+			continue;
+		if (attnum == InvalidAttrNumber)
+			return false;
+		type = get_atttype(entry->relid, attnum);
+		if (type != TEXTOID && type != VARCHAROID && type != NAMEOID && !type_is_enum(type))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The group's rows in COPY's binary format: time, value, then each label
+ * that has a column (has_column), in the group's order of labels.
+ */
+static void
+copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_type,
+		  const bool *has_column, int ncolumns, StringInfo out)
+{
+	static const char header[] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
+	uint16		be_ncolumns = pg_hton16((uint16) ncolumns);
+	uint16		trailer = 0xFFFF;
+	StringInfoData labels;
+	int			i;
+
+	initStringInfo(&labels);
+	appendBinaryStringInfo(out, header, sizeof(header) - 1);
+	for (i = 0; i < group->nseries; i++)
+	{
+		const PromWriteSeries *series = group->series[i];
+		int			l = 0;
+		int			j;
+		int			s;
+
+		CHECK_FOR_INTERRUPTS();
+		/* the series' label fields, once for all its rows */
+		resetStringInfo(&labels);
+		for (j = 0; j < group->nlabels; j++)
+		{
+			const PromWriteLabel *label = NULL;
+			uint32		null_len = pg_hton32((uint32) -1);
+
+			if (l < series->nlabels && strcmp(series->labels[l].name, group->labels[j]) == 0)
+				label = &series->labels[l++];
+			if (!has_column[j])
+				continue;
+			if (label == NULL)
+				appendBinaryStringInfo(&labels, (const char *) &null_len, 4);
+			else
+				append_field(&labels, label->value, label->value_len);
+		}
+		for (s = 0; s < series->nsamples; s++)
+		{
+			const Prometheus__Sample *sample = series->samples[s];
+			int64		time = time_type == INT8OID ? sample->timestamp :
+				sample_timestamp(sample->timestamp, entry->metric);
+			uint64		be_time = pg_hton64((uint64) time);
+			uint64		be_value;
+			uint64		bits;
+
+			memcpy(&bits, &sample->value, sizeof(bits));
+			be_value = pg_hton64(bits);
+			enlargeStringInfo(out, 2 + 24 + labels.len);
+			appendBinaryStringInfoNT(out, (const char *) &be_ncolumns, 2);
+			append_field(out, &be_time, 8);
+			append_field(out, &be_value, 8);
+			appendBinaryStringInfoNT(out, labels.data, labels.len);
+		}
+	}
+	appendBinaryStringInfo(out, (const char *) &trailer, 2);
+}
+
+/*
+ * Write the group with COPY FROM, as the COPY command would: INSERT
+ * privilege on its columns checked first, then rows inserted in batches,
+ * with triggers, constraints, indexes and partition routing.
+ */
+static void
+copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation rel,
+		   Oid time_type)
+{
+	ParseState *pstate = make_parsestate(NULL);
+	ParseNamespaceItem *nsitem;
+	List	   *attnames;
+	bool	   *has_column = palloc(sizeof(bool) * Max(group->nlabels, 1));
+	ListCell   *lc;
+	StringInfoData stream;
+	CopyFromState cstate;
+	int			i;
+
+	attnames = list_make2(makeString(entry->time_column), makeString(entry->value_column));
+	for (i = 0; i < group->nlabels; i++)
+	{
+		has_column[i] = PromCatalogLabelIndex(entry, group->labels[i]) >= 0;
+		if (has_column[i])
+			attnames = lappend(attnames, makeString((char *) group->labels[i]));
+	}
+
+	nsitem = addRangeTableEntryForRelation(pstate, rel, RowExclusiveLock, NULL,
+										   false, false);
+	nsitem->p_rte->requiredPerms = ACL_INSERT;
+	foreach(lc, attnames)
+		nsitem->p_rte->insertedCols =
+			bms_add_member(nsitem->p_rte->insertedCols,
+						   get_attnum(entry->relid, strVal(lfirst(lc))) -
+						   FirstLowInvalidHeapAttributeNumber);
+	ExecCheckRTPerms(pstate->p_rtable, true);
+
+	initStringInfo(&stream);
+	copy_rows(group, entry, time_type, has_column, list_length(attnames), &stream);
+	copy_stream = &stream;
+	copy_stream_read = 0;
+	cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, copy_source, attnames,
+						   list_make1(makeDefElem("format", (Node *) makeString("binary"), -1)));
+	CopyFrom(cstate);
+	EndCopyFrom(cstate);
+	copy_stream = NULL;
+	free_parsestate(pstate);
+	CommandCounterIncrement();
+}
+
+/*
+ * Insert the group with INSERT ... SELECT FROM ROWS FROM (unnest($1), ...)
+ * through SPI: for what COPY cannot write (views, foreign tables, tables
+ * under row-level security, values or labels of other types).
+ */
+static void
+insert_group(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_type,
+			 int64 nrows)
+{
+	InsertColumns cols = {0};
+	Oid		   *types;
+	Datum	   *args;
+	int			i;
+
+	cols.nrows = nrows;
+	fill_columns(group, entry, time_type, &cols);
+	types = palloc(sizeof(Oid) * cols.nparams);
+	args = palloc(sizeof(Datum) * cols.nparams);
+	bind_array(&cols, 0, time_type, types, args);
+	bind_array(&cols, 1, FLOAT8OID, types, args);
+	for (i = 2; i < cols.nparams; i++)
+		bind_array(&cols, i, TEXTOID, types, args);
+	if (SPI_execute_with_args(insert_statement(group, entry, &cols), cols.nparams,
+							  types, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "promread could not insert the samples of metric \"%s\"",
+			 entry->metric);
+}
+
+/*
+ * Write the samples of a group's series into its registered relation,
+ * locked first and checked to still exist, by COPY where it applies.
+ */
+void
+PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
+{
+	Relation	rel;
+	Oid			time_type;
+	int64		nrows = 0;
+	int			i;
+
+	rel = try_relation_open(entry->relid, RowExclusiveLock);
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the relation of metric \"%s\" no longer exists",
+						entry->metric)));
+	time_type = column_base_type(entry->relid, entry->time_column, entry->metric);
+	if (time_type != TIMESTAMPTZOID && time_type != TIMESTAMPOID && time_type != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("time column \"%s\" of metric \"%s\" has type %s",
+						entry->time_column, entry->metric, format_type_be(time_type)),
+				 errhint("Register the metric again.")));
+	/* a value column dropped since the registration: 42703 */
+	(void) column_base_type(entry->relid, entry->value_column, entry->metric);
+
+	for (i = 0; i < group->nseries; i++)
+		nrows += group->series[i]->nsamples;
+	if (nrows > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("remote write request has too many samples of metric \"%s\"",
+						entry->metric)));
+	if (nrows > 0)
+	{
+		if (copy_applies(group, entry, rel))
+			copy_group(group, entry, rel, time_type);
+		else
+			insert_group(group, entry, time_type, nrows);
+	}
+	relation_close(rel, NoLock);
+}
