@@ -733,6 +733,14 @@ PromCatalogLabelIndex(const PromMetricEntry *entry, const char *label)
 	return -1;
 }
 
+/* The schema-qualified, quoted name of a relation, for SQL text. */
+char *
+PromQuotedRelationName(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
+}
+
 /*
  * Take the catalog's write lock until the transaction ends, so that two
  * writers do not create the same metric, or add the same label, at once.

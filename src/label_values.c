@@ -198,8 +198,7 @@ PromReadLabelValues(Oid relid, const char *column, text *lower, text *upper,
 	/* a column that grew past twice its statistics is left to the engine */
 	max_values = (int) Min(2 * expected + 1000, 2 * LABEL_VALUES_MAX);
 
-	relation = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-										  get_rel_name(relid));
+	relation = PromQuotedRelationName(relid);
 	if (!lc_collate_is_c(collation))
 		lower = upper = NULL;
 	initStringInfo(&first);

@@ -104,6 +104,7 @@ typedef struct PromMetricEntry
 
 extern List *PromCatalogLookup(const PromQuery *query, bool *named);
 extern PromMetricEntry *PromCatalogFind(const char *metric);
+extern char *PromQuotedRelationName(Oid relid);
 extern int	PromCatalogLabelIndex(const PromMetricEntry *entry, const char *label);
 extern void PromCatalogLockForWrite(void);
 extern void PromCatalogStoreCreated(const char *metric, Oid relid,
@@ -300,7 +301,6 @@ typedef struct PromWriteRequest
 	PromWriteSeries *series;
 	int			nmetadata;
 	PromWriteMetadata *metadata;
-	int64		nsamples;
 	int64		nexemplars;
 	int64		nhistograms;
 } PromWriteRequest;

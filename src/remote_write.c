@@ -255,8 +255,7 @@ add_label_columns(const PromMetricEntry *entry, const char *const *labels,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("the relation of metric \"%s\" no longer exists",
 						entry->metric)));
-	relation = quote_qualified_identifier(get_namespace_name(get_rel_namespace(current->relid)),
-										  get_rel_name(current->relid));
+	relation = PromQuotedRelationName(current->relid);
 
 	columns = palloc(sizeof(char *) * (current->nlabels + nlabels));
 	ncolumns = current->nlabels;

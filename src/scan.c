@@ -581,8 +581,7 @@ prepare_metric_scan(const PromMetricEntry *entry, const PromQuery *query,
 		appendStringInfo(&stmt->sql, "CAST(%s AS pg_catalog.float8)",
 						 quote_identifier(scan->value_column.name));
 	appendStringInfo(&stmt->sql, " FROM %s WHERE",
-					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(entry->relid)),
-												get_rel_name(entry->relid)));
+					 PromQuotedRelationName(entry->relid));
 	ScanAddTimeRange(stmt, query, &scan->time_column);
 	return ScanAddMatchers(scan, query, rows_are_stored(entry->relid));
 }

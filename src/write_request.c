@@ -168,7 +168,6 @@ PromDecodeWriteRequest(const char *body, Size len)
 
 		CHECK_FOR_INTERRUPTS();
 		decode_series(ts, i, &request->series[i]);
-		request->nsamples += ts->n_samples;
 		request->nexemplars += ts->n_exemplars;
 		request->nhistograms += ts->n_histograms;
 	}

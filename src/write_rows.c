@@ -4,8 +4,11 @@
  *	  Writing the samples of one metric of a remote-write request into its
  *	  registered relation.
  *
- * 1. The relation is locked and checked to still exist; its time column
- *    must still be of a time type.
+ * 1. The relation is locked and checked to still exist and to be the one
+ *    its metric is registered for, as registered when the request began
+ *    (another session may have registered the metric again meanwhile: 40001,
+ *    which Prometheus retries); its time column must still be of a time
+ *    type.
  * 2. A table (or partitioned table) is written as the COPY command writes
  *    it, from a stream of COPY's binary format built here: the caller's
  *    INSERT privilege checked as COPY checks it, then rows in batches, with
@@ -196,8 +199,7 @@ insert_statement(const PromWriteGroup *group, const PromMetricEntry *entry,
 	initStringInfo(&select);
 	initStringInfo(&aliases);
 	appendStringInfo(&insert, "INSERT INTO %s (%s, %s",
-					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(entry->relid)),
-												get_rel_name(entry->relid)),
+					 PromQuotedRelationName(entry->relid),
 					 quote_identifier(entry->time_column),
 					 quote_identifier(entry->value_column));
 	appendStringInfoString(&select, ") SELECT u.t, u.v");
@@ -422,6 +424,25 @@ insert_group(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time
 }
 
 /*
+ * Is a registration, read before its relation was locked, still the one the
+ * catalog holds: the same relation, time, value and label columns?
+ */
+static bool
+same_registration(const PromMetricEntry *before, const PromMetricEntry *now)
+{
+	int			i;
+
+	if (now == NULL || now->relid != before->relid || now->nlabels != before->nlabels ||
+		strcmp(now->time_column, before->time_column) != 0 ||
+		strcmp(now->value_column, before->value_column) != 0)
+		return false;
+	for (i = 0; i < now->nlabels; i++)
+		if (strcmp(now->label_columns[i], before->label_columns[i]) != 0)
+			return false;
+	return true;
+}
+
+/*
  * Write the samples of a group's series into its registered relation,
  * locked first and checked to still exist, by COPY where it applies.
  */
@@ -439,6 +460,12 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("the relation of metric \"%s\" no longer exists",
 						entry->metric)));
+	if (!same_registration(entry, PromCatalogFind(entry->metric)))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("metric \"%s\" was registered again while remote write waited for its relation",
+						entry->metric),
+				 errhint("The request can be retried.")));
 	time_type = column_base_type(entry->relid, entry->time_column, entry->metric);
 	if (time_type != TIMESTAMPTZOID && time_type != TIMESTAMPOID && time_type != INT8OID)
 		ereport(ERROR,
