@@ -2,7 +2,12 @@
  *
  * agg.c
  *	  prom_read_response_agg(ts, value, VARIADIC labels "any"): a
- *	  ReadResponse built from any query.
+ *	  ReadResponse built from any query; prom_chunked_response_agg: the
+ *	  same series as a STREAMED_XOR_CHUNKS answer, which is also what a
+ *	  shard sends its coordinator (shards.c).
+ *
+ * The time is a timestamptz, a timestamp (read as UTC) or a bigint of ms
+ * since the Unix epoch, as the engine reads a metric's time column.
  *
  * The labels are name/value pairs.  Their value types are fixed by the
  * call, so each pair position is read as the engine reads a label column:
@@ -39,6 +44,7 @@ PG_FUNCTION_INFO_V1(prom_read_response_agg_finalfn);
 PG_FUNCTION_INFO_V1(prom_read_response_agg_combinefn);
 PG_FUNCTION_INFO_V1(prom_read_response_agg_serialfn);
 PG_FUNCTION_INFO_V1(prom_read_response_agg_deserialfn);
+PG_FUNCTION_INFO_V1(prom_chunked_response_agg_finalfn);
 
 /* First bytes of a serialized state. */
 #define STATE_MAGIC		"PRA1"
@@ -71,6 +77,7 @@ typedef struct AggState
 	PromSeriesSet *set;
 	HTAB	   *layouts;		/* LayoutBucket by the hash of names */
 	AggLayout  *last;			/* layout of the previous row */
+	bool		time_is_ms;		/* the time is a bigint of ms, not a timestamp */
 	int			nlabels;		/* label pairs per row */
 	PromLabelKind *kinds;		/* per pair, from the value's type */
 	Oid		   *types;
@@ -114,6 +121,7 @@ state_init_types(AggState *state, FunctionCallInfo fcinfo)
 				 errmsg("labels must be pairs of names and values"),
 				 errdetail("%d label arguments were given.", npairargs)));
 
+	state->time_is_ms = get_fn_expr_argtype(fcinfo->flinfo, 1) == INT8OID;
 	state->nlabels = npairargs / 2;
 	state->kinds = MemoryContextAlloc(state->context,
 									  sizeof(PromLabelKind) * Max(state->nlabels, 1));
@@ -269,6 +277,7 @@ prom_read_response_agg_transfn(PG_FUNCTION_ARGS)
 	const char *names[FUNC_MAX_ARGS / 2];
 	int			lens[FUNC_MAX_ARGS / 2];
 	AggLayout  *layout;
+	int64		t;
 	int			i;
 
 	if (!AggCheckCallContext(fcinfo, &aggcxt))
@@ -282,9 +291,14 @@ prom_read_response_agg_transfn(PG_FUNCTION_ARGS)
 		state = (AggState *) PG_GETARG_POINTER(0);
 
 	/* a NULL or infinite time, or a NULL value, carries no sample */
-	if (PG_ARGISNULL(1) || PG_ARGISNULL(2) ||
-		TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMPTZ(1)))
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		PG_RETURN_POINTER(state);
+	if (state->time_is_ms)
+		t = PG_GETARG_INT64(1);
+	else if (TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMPTZ(1)))
+		PG_RETURN_POINTER(state);
+	else
+		t = PromTimestampToMs(PG_GETARG_TIMESTAMPTZ(1));
 
 	for (i = 0; i < state->nlabels; i++)
 	{
@@ -296,8 +310,7 @@ prom_read_response_agg_transfn(PG_FUNCTION_ARGS)
 	layout = find_layout(state, state->nlabels, names, lens, state->kinds,
 						 state->types, false);
 	PromSeriesSetAdd(state->set, layout->layout, state->values, state->isnull,
-					 PromTimestampToMs(PG_GETARG_TIMESTAMPTZ(1)),
-					 PG_GETARG_FLOAT8(2));
+					 t, PG_GETARG_FLOAT8(2));
 	PG_RETURN_POINTER(state);
 }
 
@@ -392,21 +405,57 @@ prom_read_response_agg_combinefn(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(into);
 }
 
-/* Final: a compressed ReadResponse with one QueryResult. */
-Datum
-prom_read_response_agg_finalfn(PG_FUNCTION_ARGS)
+/* The finished series set of a final function's state. */
+static PromSeriesSet *
+final_set(FunctionCallInfo fcinfo)
 {
 	PromSeriesSet *set;
-	PromSnappyWriter response;
 
 	if (PG_ARGISNULL(0))
 		set = PromSeriesSetCreate(CurrentMemoryContext);
 	else
 		set = ((AggState *) PG_GETARG_POINTER(0))->set;
 	PromSeriesSetFinish(set);
+	return set;
+}
+
+/* Final: a compressed ReadResponse with one QueryResult. */
+Datum
+prom_read_response_agg_finalfn(PG_FUNCTION_ARGS)
+{
+	PromSeriesSet *set = final_set(fcinfo);
+	PromSnappyWriter response;
+
 	PromSnappyWriterInit(&response);
 	PromWriteSamplesResult(&response, set, true);
 	PG_RETURN_BYTEA_P(PromSnappyWriterFinish(&response));
+}
+
+/*
+ * Final of prom_chunked_response_agg: the frames of a STREAMED_XOR_CHUNKS
+ * answer to one query (index 0).  At most half of a bytea's 1 GB, so that
+ * its text form (hex, as postgres_fdw and clients move it) fits too.
+ */
+Datum
+prom_chunked_response_agg_finalfn(PG_FUNCTION_ARGS)
+{
+	PromSeriesSet *set = final_set(fcinfo);
+	PromBuffer	frames;
+	bytea	   *result;
+
+	PromBufferInit(&frames, 1024);
+	(void) PromBufferReserve(&frames, VARHDRSZ);
+	PromAppendChunkedResult(&frames, set, 0);
+	if (frames.len > MaxAllocSize / 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("prom_chunked_response_agg answer is too large"),
+				 errdetail("The answer has %zu bytes; it may have at most %zu.",
+						   frames.len - VARHDRSZ, (Size) MaxAllocSize / 2 - VARHDRSZ),
+				 errhint("Select fewer series or a shorter time range.")));
+	result = (bytea *) frames.data;
+	SET_VARSIZE(result, frames.len);
+	PG_RETURN_BYTEA_P(result);
 }
 
 /* Append bytes to a serialized state. */

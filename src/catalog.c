@@ -88,8 +88,8 @@ PG_FUNCTION_INFO_V1(prom_register);
 PG_FUNCTION_INFO_V1(prom_unregister);
 
 /* Namespace of the promread extension. */
-static Oid
-extension_namespace(void)
+Oid
+PromExtensionNamespace(void)
 {
 	Relation	rel;
 	ScanKeyData key;
@@ -119,7 +119,7 @@ static Relation
 open_extension_table(const char *table, const char *index, LOCKMODE lockmode,
 					 Oid *indexid)
 {
-	Oid			nspid = extension_namespace();
+	Oid			nspid = PromExtensionNamespace();
 	Oid			relid = get_relname_relid(table, nspid);
 
 	*indexid = get_relname_relid(index, nspid);

@@ -26,8 +26,9 @@
  *    kept; once complete it is written in one pass into the answer, its CRC
  *    computed by PostgreSQL's CRC-32C.  No message objects, no allocation
  *    per sample.
- * 5. The decoder (PromXorChunkDecode) reads a chunk back for
- *    prom_read_response_json, checking every bit it reads.
+ * 5. The decoders (PromReadFrame, PromXorChunkDecode) read frames and
+ *    chunks back for prom_read_response_json and for shards' answers
+ *    (shards.c), checking every length, CRC and bit they read.
  *
  *-------------------------------------------------------------------------
  */
@@ -462,6 +463,57 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 
 /*---- The XOR decoder ----*/
 
+/*
+ * Read the frame at *pos: check its length and CRC and set its message.
+ * Returns NULL, or why the frame is not valid (a sentence).
+ */
+const char *
+PromReadFrame(const char *data, Size len, Size *pos, int64 frame,
+		   const char **message, Size *message_len)
+{
+	uint64		size = 0;
+	Size		p = *pos;
+	uint32		crc;
+	uint32		actual;
+	int			i;
+
+	for (i = 0;; i++)
+	{
+		uint8		byte;
+
+		if (p >= len)
+			return psprintf("Frame %lld is truncated inside its length.",
+							(long long) frame);
+		byte = (uint8) data[p++];
+		if (i == 9 && byte > 1)
+			return psprintf("Frame %lld has an invalid length: a varint overflowing 64 bits.",
+							(long long) frame);
+		size |= (uint64) (byte & 0x7f) << (7 * i);
+		if (byte < 0x80)
+			break;
+	}
+	if (len - p < 4)
+		return psprintf("Frame %lld is truncated inside its CRC.",
+						(long long) frame);
+	if (size > len - p - 4)
+		return psprintf("Frame %lld is truncated: its length is %llu bytes, but %zu bytes follow its CRC.",
+						(long long) frame, (unsigned long long) size,
+						len - p - 4);
+	crc = ((uint32) (uint8) data[p] << 24) | ((uint32) (uint8) data[p + 1] << 16) |
+		((uint32) (uint8) data[p + 2] << 8) | (uint32) (uint8) data[p + 3];
+	p += 4;
+	actual = PromCrc32c(data + p, size);
+	if (crc != actual)
+		return psprintf("Frame %lld has CRC-32C %08X, but its %llu bytes have CRC-32C %08X.",
+						(long long) frame, crc, (unsigned long long) size,
+						actual);
+	*message = data + p;
+	*message_len = size;
+	*pos = p + size;
+	return NULL;
+}
+
+
 /* A bitstream being read, most significant bit first. */
 typedef struct XorReader
 {
@@ -535,9 +587,10 @@ get_uvarint(XorReader *r, uint64 *value)
  * Bits after the last sample (padding) are ignored, as Prometheus does.
  */
 const char *
-PromXorChunkDecode(const char *data, Size len, PromSample **samples,
+PromXorChunkDecode(const void *data, Size len, PromSample **samples,
 				   int *nsamples)
 {
+	const uint8 *bytes = data;
 	XorReader	r;
 	PromSample *out;
 	int			count;
@@ -551,10 +604,10 @@ PromXorChunkDecode(const char *data, Size len, PromSample **samples,
 
 	if (len < 2)
 		return "it is shorter than its 2-byte sample count";
-	count = ((uint8) data[0] << 8) | (uint8) data[1];
+	count = (bytes[0] << 8) | bytes[1];
 	out = palloc(sizeof(PromSample) * Max(count, 1));
-	r.p = (const uint8 *) data + 2;
-	r.end = (const uint8 *) data + len;
+	r.p = bytes + 2;
+	r.end = bytes + len;
 	r.acc = 0;
 	r.nacc = 0;
 
@@ -644,4 +697,32 @@ PromXorChunkDecode(const char *data, Size len, PromSample **samples,
 	*samples = out;
 	*nsamples = count;
 	return NULL;
+}
+
+/*
+ * Decode a Chunk message's data into a palloc'd array of its samples, or
+ * raise an error naming the chunk (its index in frame number frame): an
+ * encoding other than XOR is 0A000, data that is not a valid chunk 22P03.
+ */
+PromSample *
+PromDecodeChunk(int encoding, const void *data, Size len, int64 frame,
+				size_t index, int *nsamples)
+{
+	PromSample *samples;
+	const char *reason;
+
+	if (encoding != CHUNK_ENCODING_XOR)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("could not decode remote read response"),
+				 errdetail("Chunk %zu of frame %lld has encoding %d; only XOR chunks (1) are decoded.",
+						   index, (long long) frame, encoding)));
+	reason = PromXorChunkDecode(data, len, &samples, nsamples);
+	if (reason != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("could not decode remote read response"),
+				 errdetail_internal("Chunk %zu of frame %lld is not a valid XOR chunk: %s.",
+									index, (long long) frame, reason)));
+	return samples;
 }

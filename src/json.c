@@ -353,56 +353,6 @@ chunked_error(const char *detail)
 			 errdetail_internal("%s", detail)));
 }
 
-/*
- * Read the frame at *pos: check its length and CRC and set its message.
- * Returns NULL, or why the frame is not valid (a sentence).
- */
-static const char *
-read_frame(const char *data, Size len, Size *pos, int64 frame,
-		   const char **message, Size *message_len)
-{
-	uint64		size = 0;
-	Size		p = *pos;
-	uint32		crc;
-	uint32		actual;
-	int			i;
-
-	for (i = 0;; i++)
-	{
-		uint8		byte;
-
-		if (p >= len)
-			return psprintf("Frame %lld is truncated inside its length.",
-							(long long) frame);
-		byte = (uint8) data[p++];
-		if (i == 9 && byte > 1)
-			return psprintf("Frame %lld has an invalid length: a varint overflowing 64 bits.",
-							(long long) frame);
-		size |= (uint64) (byte & 0x7f) << (7 * i);
-		if (byte < 0x80)
-			break;
-	}
-	if (len - p < 4)
-		return psprintf("Frame %lld is truncated inside its CRC.",
-						(long long) frame);
-	if (size > len - p - 4)
-		return psprintf("Frame %lld is truncated: its length is %llu bytes, but %zu bytes follow its CRC.",
-						(long long) frame, (unsigned long long) size,
-						len - p - 4);
-	crc = ((uint32) (uint8) data[p] << 24) | ((uint32) (uint8) data[p + 1] << 16) |
-		((uint32) (uint8) data[p + 2] << 8) | (uint32) (uint8) data[p + 3];
-	p += 4;
-	actual = PromCrc32c(data + p, size);
-	if (crc != actual)
-		return psprintf("Frame %lld has CRC-32C %08X, but its %llu bytes have CRC-32C %08X.",
-						(long long) frame, crc, (unsigned long long) size,
-						actual);
-	*message = data + p;
-	*message_len = size;
-	*pos = p + size;
-	return NULL;
-}
-
 /* Do two label lists hold the same labels? */
 static bool
 same_labels(Prometheus__Label **a, size_t na, Prometheus__Label **b, size_t nb)
@@ -425,21 +375,11 @@ static void
 append_chunk(DecodedSeries *series, const Prometheus__Chunk *chunk,
 			 int64 frame, size_t index)
 {
-	PromSample *samples;
 	int			nsamples;
-	const char *reason;
+	PromSample *samples = PromDecodeChunk(chunk->type, wire_bytes(chunk->data),
+										  chunk->data.len, frame, index,
+										  &nsamples);
 
-	if (chunk->type != PROMETHEUS__CHUNK__ENCODING__XOR)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("could not decode remote read response"),
-				 errdetail("Chunk %zu of frame %lld has encoding %d; only XOR chunks (1) are decoded.",
-						   index, (long long) frame, (int) chunk->type)));
-	reason = PromXorChunkDecode(wire_bytes(chunk->data), chunk->data.len,
-								&samples, &nsamples);
-	if (reason != NULL)
-		chunked_error(psprintf("Chunk %zu of frame %lld is not a valid XOR chunk: %s.",
-							   index, (long long) frame, reason));
 	if (series->nsamples + nsamples > series->capacity)
 	{
 		series->capacity = Max(series->capacity * 2, series->nsamples + nsamples);
@@ -474,7 +414,7 @@ push_chunked_results(JsonbParseState **state, const char *data, Size len)
 		size_t		j;
 
 		CHECK_FOR_INTERRUPTS();
-		reason = read_frame(data, len, &pos, frame, &message, &message_len);
+		reason = PromReadFrame(data, len, &pos, frame, &message, &message_len);
 		if (reason != NULL)
 			chunked_error(reason);
 		msg = prometheus__chunked_read_response__unpack(&PromProtobufAllocator,
@@ -559,7 +499,7 @@ prom_read_response_json(PG_FUNCTION_ARGS)
 		Size		message_len;
 		Size		pos = 0;
 
-		not_a_frame = read_frame(data, len, &pos, 0, &message, &message_len);
+		not_a_frame = PromReadFrame(data, len, &pos, 0, &message, &message_len);
 		if (not_a_frame != NULL &&
 			snappy_validate_compressed_buffer(data, len) != SNAPPY_OK)
 			ereport(ERROR,

@@ -162,11 +162,19 @@ prom_regex_translate(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(re->anchored);
 }
 
-/* A compiled pattern kept between calls of prom_regex_match. */
+/*
+ * A compiled pattern kept between calls of prom_regex_match, with the last
+ * value it decided: rows of one series come together, so a shard that
+ * evaluates the matcher row by row runs the regex once a run of rows.
+ */
 typedef struct CachedRegex
 {
 	text	   *pattern;
 	PromRegex  *regex;
+	char	   *last_value;		/* NULL before the first value */
+	int			last_len;
+	int			capacity;		/* of last_value */
+	bool		last_verdict;
 } CachedRegex;
 
 /*
@@ -174,13 +182,16 @@ typedef struct CachedRegex
  *
  * Does a label value match a Prometheus regex matcher value, as promread
  * decides it (anchored; by its literals when it is a literal set)?  The
- * last pattern's translation is kept for the next call.
+ * last pattern's translation, and its verdict on the last value, are kept
+ * for the next call.
  */
 Datum
 prom_regex_match(PG_FUNCTION_ARGS)
 {
 	text	   *pattern = PG_GETARG_TEXT_PP(0);
 	text	   *value = PG_GETARG_TEXT_PP(1);
+	const char *bytes = VARDATA_ANY(value);
+	int			len = VARSIZE_ANY_EXHDR(value);
 	CachedRegex *cached = fcinfo->flinfo->fn_extra;
 
 	if (cached == NULL || VARSIZE_ANY_EXHDR(cached->pattern) != VARSIZE_ANY_EXHDR(pattern) ||
@@ -189,13 +200,27 @@ prom_regex_match(PG_FUNCTION_ARGS)
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 
-		cached = palloc(sizeof(CachedRegex));
+		cached = palloc0(sizeof(CachedRegex));
 		cached->regex = PromRegexCompile(VARDATA_ANY(pattern),
 										 VARSIZE_ANY_EXHDR(pattern));
 		cached->pattern = (text *) pg_detoast_datum_copy((struct varlena *) pattern);
 		fcinfo->flinfo->fn_extra = cached;
 		MemoryContextSwitchTo(oldcxt);
 	}
-	PG_RETURN_BOOL(PromRegexMatch(cached->regex, VARDATA_ANY(value),
-								  VARSIZE_ANY_EXHDR(value)));
+	if (cached->last_value != NULL && cached->last_len == len &&
+		memcmp(cached->last_value, bytes, len) == 0)
+		PG_RETURN_BOOL(cached->last_verdict);
+
+	cached->last_verdict = PromRegexMatch(cached->regex, bytes, len);
+	if (cached->last_value == NULL || len > cached->capacity)
+	{
+		if (cached->last_value != NULL)
+			pfree(cached->last_value);
+		cached->capacity = Max(len, 64);
+		cached->last_value = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt,
+												cached->capacity);
+	}
+	memcpy(cached->last_value, bytes, len);
+	cached->last_len = len;
+	PG_RETURN_BOOL(cached->last_verdict);
 }

@@ -22,6 +22,7 @@ int			promread_max_samples = 50000000;
 int			promread_max_request_bytes = 32 * 1024 * 1024;
 int			promread_max_frame_bytes = 1024 * 1024;
 bool		promread_report_phases = false;
+bool		promread_shard_grouping = true;
 int			promread_keep_memory = 4 * 1024;
 int			promread_max_memory = 1024 * 1024;
 bool		promread_write_create_metrics = true;
@@ -77,6 +78,13 @@ _PG_init(void)
 							1024 * 1024, 1024, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("promread.shard_grouping",
+							 "Lets a metric's postgres_fdw partitions group their own rows.",
+							 "A partition on a server whose extensions option lists promread answers with its series instead of its rows.",
+							 &promread_shard_grouping,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("promread.report_phases",
 							 "Reports the time and memory of each phase of a call.",
 							 "prom_remote_read and prom_series end with a NOTICE giving the time of decode, plan, scan, group, sort, encode and compress, and the rows, series, samples, bytes and peak memory.",

@@ -33,6 +33,7 @@ extern int	promread_max_samples;
 extern int	promread_max_request_bytes;
 extern int	promread_max_frame_bytes;
 extern bool promread_report_phases;
+extern bool promread_shard_grouping;
 extern int	promread_keep_memory;
 extern int	promread_max_memory;
 extern bool promread_write_create_metrics;
@@ -105,6 +106,7 @@ typedef struct PromMetricEntry
 extern List *PromCatalogLookup(const PromQuery *query, bool *named);
 extern PromMetricEntry *PromCatalogFind(const char *metric);
 extern char *PromQuotedRelationName(Oid relid);
+extern Oid	PromExtensionNamespace(void);
 extern int	PromCatalogLabelIndex(const PromMetricEntry *entry, const char *label);
 extern void PromCatalogLockForWrite(void);
 extern void PromCatalogStoreCreated(const char *metric, Oid relid,
@@ -261,8 +263,13 @@ extern void PromAppendChunkedResult(struct PromBuffer *buf,
 									const PromSeriesSet *set,
 									int64 query_index);
 extern uint32 PromCrc32c(const char *data, Size len);
-extern const char *PromXorChunkDecode(const char *data, Size len,
+extern const char *PromReadFrame(const char *data, Size len, Size *pos,
+								 int64 frame, const char **message,
+								 Size *message_len);
+extern const char *PromXorChunkDecode(const void *data, Size len,
 									  PromSample **samples, int *nsamples);
+extern PromSample *PromDecodeChunk(int encoding, const void *data, Size len,
+								   int64 frame, size_t index, int *nsamples);
 
 /*---- Remote write (write_request.c, remote_write.c, write_rows.c) ----*/
 

@@ -27,9 +27,9 @@
  *    out of use and a foreign server from evaluating it.
  * 3. The statement text depends on the relation, its columns and the shape
  *    of the predicates, never on values, so prepared statements are cached
- *    per backend by text and parameter types, and planned for each call's
- *    values (custom plans: the time range decides between an index and a
- *    sequential scan; partitions are pruned at plan time).
+ *    per backend by text and parameter types (scan_plans.c), and planned for
+ *    each call's values (custom plans: the time range decides between an
+ *    index and a sequential scan; partitions are pruned at plan time).
  * 4. Rows go from the executor into the series set through a DestReceiver
  *    of our own, which checks the row types before the first row.  An
  *    ExecutorStart hook passes the plan's estimate of the rows to the set,
@@ -37,12 +37,13 @@
  *    no sample and are skipped by the receiver.
  * 5. With promread.report_phases on, each scan runs twice, the second time
  *    without grouping, to time the executor alone (run_scan).
+ * 6. A relation whose partitions are foreign tables on servers that list
+ *    promread is read by its partitions' own grouping instead (shards.c):
+ *    the statement asks each for its series, and its receiver adds them.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
-
-#include <xxhash.h>
 
 #include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
@@ -55,9 +56,6 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
-
-/* Cached plans beyond this many are all dropped and planned afresh. */
-#define PLAN_CACHE_MAX	1024
 
 /* Receives the scan's rows and adds them to the series set. */
 typedef struct ScanReceiver
@@ -74,93 +72,10 @@ typedef struct ScanReceiver
 								 * (scan_read_only) */
 } ScanReceiver;
 
-/* A cached plan, keyed by a hash of its statement text and types. */
-typedef struct PlanCacheEntry
-{
-	uint64		hash;			/* hash key */
-	char	   *key;			/* statement text and parameter types */
-	SPIPlanPtr	plan;
-} PlanCacheEntry;
-
-static HTAB *plan_cache = NULL;
-
 /* Metrics whose misfit this call has reported (report_misfit). */
 static List *warned_misfits = NIL;
 
 static ExecutorStart_hook_type previous_executor_start = NULL;
-
-/*
- * Get the cached plan of a statement, preparing it on first use.  The plan
- * is prepared and kept before its entry is made, so that an error while
- * preparing (a column re-typed, a lock wait cancelled) leaves no entry
- * behind; nothing between making the entry and filling it can fail.
- */
-static SPIPlanPtr
-cached_plan(const ScanStatement *stmt)
-{
-	StringInfoData key;
-	PlanCacheEntry *entry;
-	SPIPlanPtr	plan;
-	char	   *kept_key;
-	uint64		hash;
-	bool		found;
-	int			i;
-
-	if (plan_cache == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(uint64);
-		ctl.entrysize = sizeof(PlanCacheEntry);
-		ctl.hcxt = TopMemoryContext;
-		plan_cache = hash_create("promread plans", 64, &ctl,
-								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-
-	initStringInfo(&key);
-	appendStringInfoString(&key, stmt->sql.data);
-	for (i = 0; i < stmt->nparams; i++)
-		appendStringInfo(&key, " %u", stmt->param_types[i]);
-	hash = XXH3_64bits(key.data, key.len);
-
-	entry = hash_search(plan_cache, &hash, HASH_FIND, NULL);
-	if (entry != NULL && strcmp(entry->key, key.data) == 0)
-		return entry->plan;
-
-	plan = SPI_prepare_cursor(stmt->sql.data, stmt->nparams,
-							  (Oid *) stmt->param_types,
-							  CURSOR_OPT_PARALLEL_OK | CURSOR_OPT_CUSTOM_PLAN);
-	if (plan == NULL)
-		elog(ERROR, "could not prepare promread scan: %s",
-			 SPI_result_code_string(SPI_result));
-	if (SPI_keepplan(plan) != 0)
-		elog(ERROR, "could not keep promread scan plan");
-	kept_key = MemoryContextStrdup(TopMemoryContext, key.data);
-
-	if (entry == NULL && hash_get_num_entries(plan_cache) >= PLAN_CACHE_MAX)
-	{
-		HASH_SEQ_STATUS status;
-
-		hash_seq_init(&status, plan_cache);
-		while ((entry = hash_seq_search(&status)) != NULL)
-		{
-			SPI_freeplan(entry->plan);
-			pfree(entry->key);
-			hash_search(plan_cache, &entry->hash, HASH_REMOVE, NULL);
-		}
-	}
-
-	entry = hash_search(plan_cache, &hash, HASH_ENTER, &found);
-	if (found)
-	{
-		/* a hash collision: the newer statement takes the slot */
-		SPI_freeplan(entry->plan);
-		pfree(entry->key);
-	}
-	entry->key = kept_key;
-	entry->plan = plan;
-	return plan;
-}
 
 /*
  * Read a row's sample, its label columns deformed with it: false when its
@@ -277,38 +192,24 @@ PromScanInit(void)
 }
 
 /*
- * Plan promread's statements for each call's values whatever
- * plan_cache_mode says, until AtEOXact_GUC(true, the level returned): a
- * generic plan would not prune partitions by the matchers' values, nor use
- * a regex's prefix.
- */
-static int
-use_custom_plans(void)
-{
-	int			nest = NewGUCNestLevel();
-
-	(void) set_config_option("plan_cache_mode", "force_custom_plan",
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-							 true, 0, false);
-	return nest;
-}
-
-/*
- * Run the scan's plan into the receiver.  For promread.report_phases, the
- * scan is then run again with a receiver that reads each row as
- * scan_receive does but groups none: its time is the scan phase's, and the
- * rest of the first run's the group phase's, all that grouping adds to the
- * scan, its cache misses included (a row's grouping overlaps with the
- * executor's own work, so timing it row by row would overstate it).  The
- * plan and its parameters are the same, and so are the rows, in the same
- * snapshot.
+ * Run a statement's plan into its receiver.  For promread.report_phases, a
+ * row scan is then run again with the receiver's read_only function, which
+ * reads each row as the receiver does but groups none: its time is the
+ * scan phase's, and the rest of the first run's the group phase's, all
+ * that grouping adds to the scan, its cache misses included (a row's
+ * grouping overlaps with the executor's own work, so timing it row by row
+ * would overstate it).  The plan and its parameters are the same, and so
+ * are the rows, in the same snapshot.  Without a read_only function (the
+ * shards' answers), the whole run is the scan phase.
  */
 static void
-run_scan(SPIPlanPtr plan, SPIExecuteOptions *options, ScanReceiver *receiver)
+run_scan(SPIPlanPtr plan, SPIExecuteOptions *options, ReceiveSlotFn read_only)
 {
+	DestReceiver *dest = options->dest;
+	ReceiveSlotFn receive = dest->receiveSlot;
 	uint64		begin = PromPhaseBegin();
 	uint64		with_grouping;
-	int			nest = use_custom_plans();
+	int			nest = ScanUseCustomPlans();
 	int			rc;
 
 	rc = SPI_execute_plan_extended(plan, options);
@@ -319,13 +220,18 @@ run_scan(SPIPlanPtr plan, SPIExecuteOptions *options, ScanReceiver *receiver)
 		return;
 
 	with_grouping = PromTicks() - begin;
-	receiver->pub.receiveSlot = scan_read_only;
+	if (read_only == NULL)
+	{
+		PromPhasesScanned(with_grouping, with_grouping);
+		return;
+	}
+	dest->receiveSlot = read_only;
 	begin = PromTicks();
 	rc = SPI_execute_plan_extended(plan, options);
 	if (rc < 0)
 		elog(ERROR, "promread scan failed: %s", SPI_result_code_string(rc));
 	PromPhasesScanned(with_grouping, PromTicks() - begin);
-	receiver->pub.receiveSlot = scan_receive;
+	dest->receiveSlot = receive;
 }
 
 /*
@@ -334,21 +240,22 @@ run_scan(SPIPlanPtr plan, SPIExecuteOptions *options, ScanReceiver *receiver)
  * owner may not read what it reads, say) is skipped, as rows hidden by
  * row-level security are, rather than failing the query for every metric
  * it selects.  Privileges are checked before the first row; any other
- * error, or one after rows were added, fails the query.
+ * error, or one after samples were added to the set, fails the query.
  */
 static void
 run_scan_skipping_unreadable(SPIPlanPtr plan, SPIExecuteOptions *options,
-							 ScanReceiver *receiver)
+							 ReceiveSlotFn read_only, PromSeriesSet *set)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
-	int64		rows_before = PromSeriesSetSampleCount(receiver->set);
+	ReceiveSlotFn receive = options->dest->receiveSlot;
+	int64		samples_before = PromSeriesSetSampleCount(set);
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(oldcxt);
 	PG_TRY();
 	{
-		run_scan(plan, options, receiver);
+		run_scan(plan, options, read_only);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
@@ -363,9 +270,9 @@ run_scan_skipping_unreadable(SPIPlanPtr plan, SPIExecuteOptions *options,
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
-		receiver->pub.receiveSlot = scan_receive;
+		options->dest->receiveSlot = receive;
 		if (error->sqlerrcode != ERRCODE_INSUFFICIENT_PRIVILEGE ||
-			PromSeriesSetSampleCount(receiver->set) != rows_before)
+			PromSeriesSetSampleCount(set) != samples_before)
 			ReThrowError(error);
 		FreeErrorData(error);
 	}
@@ -520,6 +427,26 @@ read_metric_columns(const PromMetricEntry *entry, bool named,
 }
 
 /*
+ * Is the relation a foreign table, or a partitioned table with foreign
+ * partitions?
+ */
+static bool
+has_foreign_tables(Oid relid)
+{
+	char		relkind = get_rel_relkind(relid);
+	ListCell   *lc;
+
+	if (relkind == RELKIND_FOREIGN_TABLE)
+		return true;
+	if (relkind != RELKIND_PARTITIONED_TABLE)
+		return false;
+	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_FOREIGN_TABLE)
+			return true;
+	return false;
+}
+
+/*
  * Are the relation's rows read as they are stored, rather than computed: a
  * table, a materialized view, or a partitioned table without foreign
  * partitions?  Only then does the engine decide matchers per value.  A
@@ -528,19 +455,12 @@ read_metric_columns(const PromMetricEntry *entry, bool named,
  * are.
  */
 static bool
-rows_are_stored(Oid relid)
+rows_are_stored(Oid relid, bool has_foreign)
 {
 	char		relkind = get_rel_relkind(relid);
-	ListCell   *lc;
 
-	if (relkind == RELKIND_RELATION || relkind == RELKIND_MATVIEW)
-		return true;
-	if (relkind != RELKIND_PARTITIONED_TABLE)
-		return false;
-	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
-		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_FOREIGN_TABLE)
-			return false;
-	return true;
+	return relkind == RELKIND_RELATION || relkind == RELKIND_MATVIEW ||
+		(relkind == RELKIND_PARTITIONED_TABLE && !has_foreign);
 }
 
 /*
@@ -572,36 +492,21 @@ prepare_metric_scan(const PromMetricEntry *entry, const PromQuery *query,
 	appendStringInfoString(&stmt->sql, "SELECT ");
 	for (i = 0; i < nlabels; i++)
 		appendStringInfo(&stmt->sql, "%s, ", quote_identifier(labels[i].name));
-	appendStringInfo(&stmt->sql, "%s, ",
-					 quote_identifier(scan->time_column.name));
-	if (scan->value_column.type == FLOAT8OID)
-		appendStringInfoString(&stmt->sql,
-							   quote_identifier(scan->value_column.name));
-	else
-		appendStringInfo(&stmt->sql, "CAST(%s AS pg_catalog.float8)",
-						 quote_identifier(scan->value_column.name));
-	appendStringInfo(&stmt->sql, " FROM %s WHERE",
+	scan->value_expression = scan->value_column.type == FLOAT8OID ?
+		quote_identifier(scan->value_column.name) :
+		psprintf("CAST(%s AS pg_catalog.float8)",
+				 quote_identifier(scan->value_column.name));
+	appendStringInfo(&stmt->sql, "%s, %s FROM %s WHERE",
+					 quote_identifier(scan->time_column.name),
+					 scan->value_expression,
 					 PromQuotedRelationName(entry->relid));
+	scan->predicates = stmt->sql.len;
 	ScanAddTimeRange(stmt, query, &scan->time_column);
-	return ScanAddMatchers(scan, query, rows_are_stored(entry->relid));
-}
-
-/* The parameters of a statement, for the executor. */
-static ParamListInfo
-statement_params(const ScanStatement *stmt)
-{
-	ParamListInfo params = makeParamList(stmt->nparams);
-	int			i;
-
-	params->numParams = stmt->nparams;
-	for (i = 0; i < stmt->nparams; i++)
-	{
-		params->params[i].value = stmt->param_values[i];
-		params->params[i].isnull = false;
-		params->params[i].pflags = PARAM_FLAG_CONST;
-		params->params[i].ptype = stmt->param_types[i];
-	}
-	return params;
+	scan->has_foreign = has_foreign_tables(entry->relid);
+	if (scan->has_foreign)
+		scan->regex_function = ShardRegexFunction(entry->relid);
+	return ScanAddMatchers(scan, query,
+						   rows_are_stored(entry->relid, scan->has_foreign));
 }
 
 /*
@@ -673,6 +578,10 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 {
 	MetricScan	scan;
 	ScanReceiver receiver;
+	ScanStatement shard_stmt;
+	List	   *partitions;
+	const ScanStatement *stmt = &scan.stmt;
+	ReceiveSlotFn read_only = scan_read_only;
 	SPIExecuteOptions options;
 	SPIPlanPtr	plan;
 	uint64		begin = PromPhaseBegin();
@@ -682,20 +591,29 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 		PromPhaseEnd(PROM_PHASE_PLAN, begin);
 		return;
 	}
-	add_scan_layout(set, &scan, &receiver);
+	memset(&options, 0, sizeof(options));
+	if (ShardScanPrepare(&scan, &shard_stmt, &partitions))
+	{
+		stmt = &shard_stmt;
+		options.dest = ShardReceiverCreate(set, &scan);
+		read_only = NULL;
+	}
+	else
+	{
+		add_scan_layout(set, &scan, &receiver);
+		options.dest = &receiver.pub;
+	}
 	elog(DEBUG1, "promread scan of metric \"%s\": %s", entry->metric,
-		 scan.stmt.sql.data);
-	plan = cached_plan(&scan.stmt);
+		 stmt->sql.data);
+	plan = ScanCachedPlan(stmt);
 	PromPhaseEnd(PROM_PHASE_PLAN, begin);
 
-	memset(&options, 0, sizeof(options));
-	options.params = statement_params(&scan.stmt);
+	options.params = ScanStatementParams(stmt);
 	options.read_only = true;
-	options.dest = &receiver.pub;
 	if (named)
-		run_scan(plan, &options, &receiver);
+		run_scan(plan, &options, read_only);
 	else
-		run_scan_skipping_unreadable(plan, &options, &receiver);
+		run_scan_skipping_unreadable(plan, &options, read_only, set);
 }
 
 /*
@@ -710,6 +628,9 @@ PromExplainMetric(const PromMetricEntry *entry, const PromQuery *query,
 				  bool named, bool analyze)
 {
 	MetricScan	scan;
+	ScanStatement shard_stmt;
+	List	   *partitions;
+	const ScanStatement *stmt = &scan.stmt;
 	StringInfoData sql;
 	List	   *lines = NIL;
 	ListCell   *lc;
@@ -721,6 +642,13 @@ PromExplainMetric(const PromMetricEntry *entry, const PromQuery *query,
 		return NIL;
 	lines = lappend(lines, psprintf("metric %s: %s", entry->metric,
 									get_rel_name(entry->relid)));
+	if (ShardScanPrepare(&scan, &shard_stmt, &partitions))
+	{
+		stmt = &shard_stmt;
+		foreach(lc, partitions)
+			lines = lappend(lines, psprintf("  grouped on its shard: %s",
+											PromQuotedRelationName(lfirst_oid(lc))));
+	}
 	foreach(lc, scan.filters)
 	{
 		const ScanFilter *filter = lfirst(lc);
@@ -741,13 +669,13 @@ PromExplainMetric(const PromMetricEntry *entry, const PromQuery *query,
 										decision->naccepted, decision->nvalues));
 	}
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "EXPLAIN (%s) %s",
+	appendStringInfo(&sql, "EXPLAIN (%s%s) %s",
 					 analyze ? "ANALYZE, BUFFERS, TIMING OFF" : "COSTS ON",
-					 scan.stmt.sql.data);
-	nest = use_custom_plans();
-	rc = SPI_execute_with_args(sql.data, scan.stmt.nparams,
-							   scan.stmt.param_types, scan.stmt.param_values,
-							   NULL, false, 0);
+					 stmt == &shard_stmt ? ", VERBOSE" : "", stmt->sql.data);
+	nest = ScanUseCustomPlans();
+	rc = SPI_execute_with_args(sql.data, stmt->nparams,
+							   (Oid *) stmt->param_types,
+							   (Datum *) stmt->param_values, NULL, false, 0);
 	AtEOXact_GUC(true, nest);
 	if (rc < 0)
 		elog(ERROR, "promread explain failed: %s", SPI_result_code_string(rc));

@@ -2,15 +2,17 @@
  *
  * scan.h
  *	  The read of one metric relation, shared by scan.c (locking, columns,
- *	  the executor and the receiver) and scan_predicates.c (the statement's
- *	  predicates).
+ *	  the executor and the receiver), scan_predicates.c (the statement's
+ *	  predicates) and shards.c (partitions that group their own rows).
  *
  *-------------------------------------------------------------------------
  */
 #ifndef PROMREAD_SCAN_H
 #define PROMREAD_SCAN_H
 
+#include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "tcop/dest.h"
 #include "promread.h"
 
 /* How the time column is stored. */
@@ -59,16 +61,37 @@ typedef struct MetricScan
 {
 	const PromMetricEntry *entry;
 	ScanStatement stmt;
+	int			predicates;		/* where stmt's predicates start */
+	const char *value_expression;	/* the value column as float8 */
 	MetricColumn time_column;
 	MetricColumn value_column;
 	MetricColumn *labels;
 	int			nlabels;
 	List	   *filters;		/* of ScanFilter */
 	List	   *decisions;		/* of ValueDecision */
+	bool		has_foreign;	/* the relation is or has foreign tables */
+	const char *regex_function; /* prom_regex_match, qualified, when the
+								 * foreign servers list promread */
 } MetricScan;
 
+/* A DestReceiver's function that takes a row. */
+typedef bool (*ReceiveSlotFn) (TupleTableSlot *slot, DestReceiver *self);
+
+/* scan.c */
+extern SPIPlanPtr ScanCachedPlan(const ScanStatement *stmt);
+extern ParamListInfo ScanStatementParams(const ScanStatement *stmt);
+extern int	ScanUseCustomPlans(void);
+
+/* scan_predicates.c */
 extern void ScanAddTimeRange(ScanStatement *stmt, const PromQuery *query,
 							 const MetricColumn *time_column);
 extern bool ScanAddMatchers(MetricScan *scan, const PromQuery *query, bool stored);
+
+/* shards.c */
+extern const char *ShardRegexFunction(Oid relid);
+extern bool ShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
+							 List **partitions);
+extern DestReceiver *ShardReceiverCreate(PromSeriesSet *set,
+										 const MetricScan *scan);
 
 #endif							/* PROMREAD_SCAN_H */

@@ -151,10 +151,16 @@ add_enum_predicate(ScanStatement *stmt, const MetricColumn *column,
 						  column->basetype, matching, nmatching, false);
 }
 
-/* The predicate of a matcher on a column compared as text. */
+/*
+ * The predicate of a matcher on a column compared as text.  With a
+ * regex_function (promread's prom_regex_match on foreign servers that list
+ * promread), a regex that is not a literal set is a call of it, which such
+ * a server evaluates once a run of equal values rather than once a row.
+ */
 static void
 add_text_predicate(ScanStatement *stmt, const MetricColumn *column,
-				   const char *quoted, const PromMatcher *matcher)
+				   const char *quoted, const PromMatcher *matcher,
+				   const char *regex_function)
 {
 	char	   *expr = (char *) quoted;
 	const char *collate = "";
@@ -175,6 +181,18 @@ add_text_predicate(ScanStatement *stmt, const MetricColumn *column,
 			"OPERATOR(pg_catalog.=) ANY" : "OPERATOR(pg_catalog.<>) ALL";
 		param_type = TEXTARRAYOID;
 		param_value = literal_array(matcher->regex);
+	}
+	else if (matcher->regex != NULL && regex_function != NULL)
+	{
+		param = add_param(stmt, TEXTOID,
+						  PointerGetDatum(cstring_to_text_with_len(matcher->value,
+																   matcher->value_len)));
+		appendStringInfo(&stmt->sql, " AND (%s%s%s($%d, %s%s))",
+						 matcher->matches_empty ?
+						 psprintf("%s IS NULL OR ", expr) : "",
+						 matcher->type == PROM_MATCH_RE ? "" : "NOT ",
+						 regex_function, param, expr, collate);
+		return;
 	}
 	else if (matcher->regex != NULL)
 	{
@@ -359,6 +377,23 @@ decide_over_values(MetricScan *scan, const MetricColumn *column,
 }
 
 /*
+ * Does a regex sent as a predicate need its prefix's range beside it for an
+ * index to serve it?  The planner derives the range of "~" itself on a "C"
+ * column, and not of a function call.  A foreign server is sent the range
+ * only on a "C" column, where it needs no COLLATE clause (which it could
+ * not be sent, and which would keep a shard from grouping its rows).
+ */
+static bool
+needs_prefix_range(const MetricScan *scan, const MetricColumn *column)
+{
+	bool		is_c = lc_collate_is_c(column->collation);
+
+	if (!scan->has_foreign)
+		return !is_c;
+	return is_c && scan->regex_function != NULL;
+}
+
+/*
  * Add the predicates of the query's matchers on labels, and list in
  * scan->filters those the engine decides per distinct value (ScanFilter);
  * false when no row can match.
@@ -413,11 +448,11 @@ ScanAddMatchers(MetricScan *scan, const PromQuery *query, bool stored)
 		}
 		else
 		{
-			add_text_predicate(stmt, column, quoted, matcher);
-			/* the planner derives a regex's range itself on a "C" column */
+			add_text_predicate(stmt, column, quoted, matcher,
+							   scan->regex_function);
 			if (matcher->type == PROM_MATCH_RE && column->kind == PROM_LABEL_TEXT &&
 				!matcher->regex->is_literal_set && matcher->regex->prefix_len > 0 &&
-				!lc_collate_is_c(column->collation))
+				needs_prefix_range(scan, column))
 				add_prefix_range(stmt, column, quoted, matcher->regex);
 		}
 	}

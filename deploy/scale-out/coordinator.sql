@@ -6,8 +6,11 @@
 --
 --   psql -d metrics -v ON_ERROR_STOP=1 -f deploy/scale-out/coordinator.sql
 --
--- On each shard first (same database name, promread installed there too):
+-- On each shard first (same database name; promread installed there too,
+-- the same version in the same schema as here, so that each shard groups
+-- its own rows):
 --
+--   CREATE EXTENSION promread;
 --   CREATE TABLE http_requests_total (ts timestamptz NOT NULL, value float8,
 --       instance text COLLATE "C", job text COLLATE "C", code text COLLATE "C");
 --   CREATE INDEX ON http_requests_total (instance, ts);
@@ -15,15 +18,19 @@
 
 CREATE EXTENSION IF NOT EXISTS postgres_fdw;
 
--- One server per shard.  async_capable lets the coordinator scan the
--- shards at once; fetch_size moves rows in larger batches; batch_size
--- groups the rows remote write inserts.
+-- One server per shard.  extensions 'promread' lets postgres_fdw send
+-- promread's aggregate, so each shard groups its own rows into series;
+-- async_capable lets the coordinator ask the shards at once; fetch_size
+-- moves rows in larger batches where rows are read; batch_size groups the
+-- rows remote write inserts.
 CREATE SERVER shard1 FOREIGN DATA WRAPPER postgres_fdw
 	OPTIONS (host 'shard1.example', port '5432', dbname 'metrics',
-			 async_capable 'true', fetch_size '10000', batch_size '1000');
+			 extensions 'promread', async_capable 'true',
+			 fetch_size '10000', batch_size '1000');
 CREATE SERVER shard2 FOREIGN DATA WRAPPER postgres_fdw
 	OPTIONS (host 'shard2.example', port '5432', dbname 'metrics',
-			 async_capable 'true', fetch_size '10000', batch_size '1000');
+			 extensions 'promread', async_capable 'true',
+			 fetch_size '10000', batch_size '1000');
 
 -- Who reads and writes: a mapping per role that reaches the shards
 -- (prom_reader and prom_writer of deploy/postgrest/api.sql); roles that are
@@ -50,7 +57,10 @@ CREATE FOREIGN TABLE http_requests_total_1 PARTITION OF http_requests_total
 	OPTIONS (table_name 'http_requests_total');
 
 SELECT prom_register('http_requests_total');
-GRANT SELECT ON http_requests_total TO prom_reader;
+-- Readers are granted the partitions too: shards group their rows only for
+-- a role that may read each partition by name (others read rows).
+GRANT SELECT ON http_requests_total, http_requests_total_0,
+	http_requests_total_1 TO prom_reader;
 GRANT INSERT ON http_requests_total TO prom_writer;
 
 -- The planner's statistics of the foreign partitions (again after loads).

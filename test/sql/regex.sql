@@ -90,6 +90,14 @@ FROM (VALUES ('host-(1|2|10)', 'host-10'), ('host-(1|2|10)', 'host-3'),
 			 ('(?i)get', 'GeT'), ('[^k]{0}x', 'x'), ('a{2,3}', 'aaaa'),
 			 ('^(a|b)$', 'b'), ('a|', '')) AS v(pattern, s);
 
+-- one call site decides a run of equal values once and keeps its last
+-- verdict: repeated, changed, longer and empty values, and a new pattern
+SELECT pattern, s, prom_regex_match(pattern, s) AS matches
+FROM (VALUES (1, 'a.*', 'ab'), (2, 'a.*', 'ab'), (3, 'a.*', 'b'), (4, 'a.*', 'ab'),
+			 (5, 'a.*', repeat('a', 100)), (6, 'a.*', ''), (7, 'b', 'ab'),
+			 (8, 'b', 'b')) AS v(n, pattern, s)
+ORDER BY n;
+
 -- a few translations
 SELECT p AS pattern, prom_regex_translate(p) AS are
 FROM unnest(ARRAY['a|b', '(?i)ok', '\d+', 'foo\.bar', '(?-s).', '[^a-z]',

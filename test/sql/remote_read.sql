@@ -63,6 +63,23 @@ SELECT prom_remote_read(prom_read_request('rr', '2024-01-01', '2024-01-02'))
 SELECT prom_remote_read(prom_read_request('rr_values', '2024-01-01', '2024-01-02'))
 	= (SELECT prom_read_response_agg(t, v, '__name__', 'rr_values')
 	   FROM rr_values) AS same;
+-- the chunked aggregate gives the bytes of a STREAMED_XOR_CHUNKS read; its
+-- time may be a timestamp (read as UTC, whatever the session's time zone)
+-- or a bigint of ms; no rows, no frames
+SELECT prom_remote_read(prom_read_request('rr', '2024-01-01', '2024-01-02',
+		'{streamed_xor_chunks}'))
+	= (SELECT prom_chunked_response_agg(t, v, '__name__', 'rr', 'host', host,
+			'dc', dc, 'env', env)
+	   FROM rr WHERE t >= '2024-01-01' AND t < '2024-01-02 00:00:00.001') AS same;
+SET timezone = 'America/New_York';
+SELECT prom_chunked_response_agg(t, v, 'host', host)
+		= prom_chunked_response_agg(t AT TIME ZONE 'UTC', v, 'host', host) AS same_timestamp,
+	prom_chunked_response_agg(t, v, 'host', host)
+		= prom_chunked_response_agg(floor(extract(epoch FROM t) * 1000)::bigint, v,
+			'host', host) AS same_ms
+FROM rr WHERE t > '-infinity' AND t < 'infinity';
+SET timezone = 'UTC';
+SELECT length(prom_chunked_response_agg(t, v, 'host', host)) AS empty FROM rr WHERE false;
 -- label names may vary by row; values of any type print by their type
 SELECT prom_read_response_json(prom_read_response_agg(t, v,
 	'__name__', 'mixed', CASE WHEN host = 'a' THEN 'host' ELSE 'node' END, host,
