@@ -34,6 +34,7 @@
 #include "miscadmin.h"
 #include "promread.h"
 #include "proto/remote.pb-c.h"
+#include "chunk_decode.h"
 #include "common/shortest_dec.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
@@ -41,9 +42,6 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "wire.h"
-
-/* The highest query index a chunked stream may carry. */
-#define MAX_QUERY_INDEX		100000
 
 PG_FUNCTION_INFO_V1(prom_read_request_json);
 PG_FUNCTION_INFO_V1(prom_read_response_json);
@@ -343,16 +341,6 @@ typedef struct DecodedSeries
 	int64		capacity;
 } DecodedSeries;
 
-/* Report a chunked stream that cannot be decoded. */
-static pg_attribute_noreturn() void
-chunked_error(const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-			 errmsg("could not decode remote read response"),
-			 errdetail_internal("%s", detail)));
-}
-
 /* Do two label lists hold the same labels? */
 static bool
 same_labels(Prometheus__Label **a, size_t na, Prometheus__Label **b, size_t nb)
@@ -393,77 +381,70 @@ append_chunk(DecodedSeries *series, const Prometheus__Chunk *chunk,
 	pfree(samples);
 }
 
-/* Push the results of a STREAMED_XOR_CHUNKS response (a stream of frames). */
+/* The series of a chunked stream being gathered, by query index. */
+typedef struct ChunkedResults
+{
+	List	  **results;		/* of DecodedSeries, by query index */
+	int64		nresults;
+	DecodedSeries *last;		/* the series of the previous frame */
+	int64		last_index;
+} ChunkedResults;
+
+/*
+ * Add one series of a frame to the results: frames of the same query and
+ * labels in a row are one series.
+ */
+static void
+gather_series(void *arg, int64 query_index,
+			  const Prometheus__ChunkedSeries *cs, int64 frame)
+{
+	ChunkedResults *gathered = arg;
+	size_t		k;
+
+	if (query_index >= gathered->nresults)
+	{
+		int64		n = query_index + 1;
+		int64		i;
+
+		gathered->results = gathered->results == NULL ?
+			palloc0(sizeof(List *) * n) :
+			repalloc(gathered->results, sizeof(List *) * n);
+		for (i = gathered->nresults; i < n; i++)
+			gathered->results[i] = NIL;
+		gathered->nresults = n;
+	}
+	if (gathered->last == NULL || gathered->last_index != query_index ||
+		!same_labels(gathered->last->labels, gathered->last->nlabels,
+					 cs->labels, cs->n_labels))
+	{
+		gathered->last = palloc0(sizeof(DecodedSeries));
+		gathered->last->labels = cs->labels;
+		gathered->last->nlabels = cs->n_labels;
+		gathered->last_index = query_index;
+		gathered->results[query_index] = lappend(gathered->results[query_index],
+												 gathered->last);
+	}
+	for (k = 0; k < cs->n_chunks; k++)
+		append_chunk(gathered->last, cs->chunks[k], frame, k);
+}
+
+/*
+ * Push the results of a STREAMED_XOR_CHUNKS response (a stream of frames):
+ * one per query index from 0 to the highest seen.
+ */
 static void
 push_chunked_results(JsonbParseState **state, const char *data, Size len)
 {
-	List	  **results = NULL;	/* of DecodedSeries, by query index */
-	int64		nresults = 0;
-	DecodedSeries *last = NULL;
-	int64		last_index = -1;
-	int64		frame = 0;
-	Size		pos = 0;
+	ChunkedResults gathered = {0};
 	int64		i;
 
-	for (frame = 0; pos < len; frame++)
-	{
-		Prometheus__ChunkedReadResponse *msg;
-		const char *message;
-		Size		message_len;
-		const char *reason;
-		size_t		j;
-
-		CHECK_FOR_INTERRUPTS();
-		reason = PromReadFrame(data, len, &pos, frame, &message, &message_len);
-		if (reason != NULL)
-			chunked_error(reason);
-		msg = prometheus__chunked_read_response__unpack(&PromProtobufAllocator,
-														message_len,
-														(const uint8_t *) message);
-		if (msg == NULL)
-			chunked_error(psprintf("Frame %lld is not a valid protobuf ChunkedReadResponse.",
-								   (long long) frame));
-		if (msg->query_index < 0 || msg->query_index > MAX_QUERY_INDEX)
-			chunked_error(psprintf("Frame %lld has query index %lld; query indexes go from 0 to %d.",
-								   (long long) frame, (long long) msg->query_index,
-								   MAX_QUERY_INDEX));
-		if (msg->query_index >= nresults)
-		{
-			int64		n = msg->query_index + 1;
-
-			results = results == NULL ? palloc0(sizeof(List *) * n) :
-				repalloc(results, sizeof(List *) * n);
-			for (i = nresults; i < n; i++)
-				results[i] = NIL;
-			nresults = n;
-		}
-
-		for (j = 0; j < msg->n_chunked_series; j++)
-		{
-			const Prometheus__ChunkedSeries *cs = msg->chunked_series[j];
-			size_t		k;
-
-			/* frames of the same query and labels in a row: one series */
-			if (last == NULL || last_index != msg->query_index ||
-				!same_labels(last->labels, last->nlabels, cs->labels, cs->n_labels))
-			{
-				last = palloc0(sizeof(DecodedSeries));
-				last->labels = cs->labels;
-				last->nlabels = cs->n_labels;
-				last_index = msg->query_index;
-				results[last_index] = lappend(results[last_index], last);
-			}
-			for (k = 0; k < cs->n_chunks; k++)
-				append_chunk(last, cs->chunks[k], frame, k);
-		}
-	}
-
-	for (i = 0; i < nresults; i++)
+	PromForEachChunkedSeries(data, len, gather_series, &gathered, NULL);
+	for (i = 0; i < gathered.nresults; i++)
 	{
 		ListCell   *lc;
 
 		push_result_start(state);
-		foreach(lc, results[i])
+		foreach(lc, gathered.results[i])
 		{
 			DecodedSeries *series = lfirst(lc);
 			int64		k;

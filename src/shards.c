@@ -55,12 +55,12 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
+#include "chunk_decode.h"
 #include "commands/defrem.h"
 #include "executor/spi.h"
 #include "foreign/foreign.h"
 #include "miscadmin.h"
 #include "promread.h"
-#include "proto/remote.pb-c.h"
 #include "scan.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -80,7 +80,7 @@ typedef struct ShardReceiver
 	const MetricScan *scan;
 	Datum	   *values;			/* a series' label values, as text */
 	bool	   *isnull;
-	MemoryContext answer_context;	/* reset after each frame */
+	MemoryContext frame_context;	/* an answer's frame being read */
 	Oid			partition;		/* whose answer is being read */
 } ShardReceiver;
 
@@ -247,7 +247,7 @@ ShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
 	return true;
 }
 
-/* Raise 22P03 for an answer of a partition that cannot be read. */
+/* Raise 22P03 for an answer of a partition whose series cannot be read. */
 static pg_attribute_noreturn() void
 invalid_answer(const char *detail)
 {
@@ -296,57 +296,35 @@ set_series_labels(ShardReceiver *receiver, const Prometheus__ChunkedSeries *seri
 	}
 }
 
-/* Add the series of one partition's answer (a stream of frames) to the set. */
+/*
+ * Add one series of a partition's answer to the set: its labels set the
+ * receiver's values (in the frame's context), its chunks' samples are
+ * added one by one.
+ */
 static void
-add_answer(ShardReceiver *receiver, const char *data, Size len)
+add_series(void *arg, int64 query_index,
+		   const Prometheus__ChunkedSeries *series, int64 frame)
 {
-	Size		pos = 0;
-	int64		frame;
+	ShardReceiver *receiver = arg;
+	size_t		k;
 
-	for (frame = 0; pos < len; frame++)
+	if (query_index != 0)
+		invalid_answer(psprintf("Frame %lld answers query %lld; a partition answers query 0.",
+								(long long) frame, (long long) query_index));
+	set_series_labels(receiver, series, frame);
+	for (k = 0; k < series->n_chunks; k++)
 	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(receiver->answer_context);
-		Prometheus__ChunkedReadResponse *msg;
-		const char *message;
-		Size		message_len;
-		const char *reason;
-		size_t		i;
+		const Prometheus__Chunk *chunk = series->chunks[k];
+		int			nsamples;
+		PromSample *samples = PromDecodeChunk(chunk->type, wire_bytes(chunk->data),
+											  chunk->data.len, frame, k,
+											  &nsamples);
+		int			i;
 
-		CHECK_FOR_INTERRUPTS();
-		reason = PromReadFrame(data, len, &pos, frame, &message, &message_len);
-		if (reason != NULL)
-			invalid_answer(reason);
-		msg = prometheus__chunked_read_response__unpack(&PromProtobufAllocator,
-														message_len,
-														(const uint8_t *) message);
-		if (msg == NULL || msg->query_index != 0)
-			invalid_answer(psprintf("Frame %lld is not a ChunkedReadResponse to query 0.",
-									(long long) frame));
-		for (i = 0; i < msg->n_chunked_series; i++)
-		{
-			const Prometheus__ChunkedSeries *series = msg->chunked_series[i];
-			size_t		k;
-
-			set_series_labels(receiver, series, frame);
-			for (k = 0; k < series->n_chunks; k++)
-			{
-				const Prometheus__Chunk *chunk = series->chunks[k];
-				int			nsamples;
-				PromSample *samples = PromDecodeChunk(chunk->type,
-													  wire_bytes(chunk->data),
-													  chunk->data.len, frame, k,
-													  &nsamples);
-				int			s;
-
-				for (s = 0; s < nsamples; s++)
-					PromSeriesSetAdd(receiver->set, receiver->layout,
-									 receiver->values, receiver->isnull,
-									 samples[s].t, samples[s].v);
-				pfree(samples);
-			}
-		}
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextReset(receiver->answer_context);
+		for (i = 0; i < nsamples; i++)
+			PromSeriesSetAdd(receiver->set, receiver->layout, receiver->values,
+							 receiver->isnull, samples[i].t, samples[i].v);
+		pfree(samples);
 	}
 }
 
@@ -378,7 +356,8 @@ shard_receive(TupleTableSlot *slot, DestReceiver *self)
 	callback.previous = error_context_stack;
 	error_context_stack = &callback;
 	answer = DatumGetByteaPP(slot->tts_values[1]);
-	add_answer(receiver, VARDATA_ANY(answer), VARSIZE_ANY_EXHDR(answer));
+	PromForEachChunkedSeries(VARDATA_ANY(answer), VARSIZE_ANY_EXHDR(answer),
+							 add_series, receiver, receiver->frame_context);
 	error_context_stack = callback.previous;
 	return true;
 }
@@ -446,8 +425,8 @@ ShardReceiverCreate(PromSeriesSet *set, const MetricScan *scan)
 	/* room for two columns at least: PromSeriesSetAdd reads as many */
 	receiver->values = palloc0(sizeof(Datum) * Max(nlabels + 1, 2));
 	receiver->isnull = palloc0(sizeof(bool) * Max(nlabels + 1, 2));
-	receiver->answer_context = AllocSetContextCreate(CurrentMemoryContext,
-													 "promread shard answer",
-													 ALLOCSET_DEFAULT_SIZES);
+	receiver->frame_context = AllocSetContextCreate(CurrentMemoryContext,
+													"promread shard answer",
+													ALLOCSET_DEFAULT_SIZES);
 	return &receiver->pub;
 }

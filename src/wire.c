@@ -3,7 +3,8 @@
  * wire.c
  *	  The output buffer of encoded responses, and snappy block compression
  *	  of whole buffers with PostgreSQL errors and size limits (messages
- *	  compressed as they are written: snappy_writer.c).
+ *	  compressed as they are written: snappy_writer.c), and the CRC-32C of
+ *	  STREAMED_XOR_CHUNKS frames.
  *
  *-------------------------------------------------------------------------
  */
@@ -11,6 +12,7 @@
 
 #include <snappy-c.h>
 
+#include "port/pg_crc32c.h"
 #include "promread.h"
 #include "utils/memutils.h"
 #include "wire.h"
@@ -118,4 +120,16 @@ PromSnappyDecompress(const char *data, Size len, Size limit,
 				 errdetail("The snappy block is corrupt or truncated.")));
 	*result_len = uncompressed_len;
 	return result;
+}
+
+/* The CRC-32C (Castagnoli) of some bytes, as frames carry it. */
+uint32
+PromCrc32c(const char *data, Size len)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, data, len);
+	FIN_CRC32C(crc);
+	return crc;
 }

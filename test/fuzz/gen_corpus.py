@@ -8,11 +8,17 @@
                     WriteRequest): series, exemplars, histograms, metadata
   corpus/selector/  PromQL selectors: those of test/sql/matchers.sql and
                     selectors around the regex patterns of test/regex/cases.tsv
+  corpus/answer/    STREAMED_XOR_CHUNKS streams, as a shard answers its
+                    coordinator: frames of series with XOR chunks (encoded by
+                    test/scripts/xor-check's independent encoder)
 
 Needs Debian's python3-protobuf, python3-snappy and protoc.  The output is
 deterministic; the corpora are committed, so this only needs running again
 when the seeds should change.
 """
+import importlib.machinery
+import importlib.util
+import math
 import os
 import random
 import shutil
@@ -106,6 +112,34 @@ def regex_patterns():
             if not seen or seen[-1] != p:
                 seen.append(p)
     return list(dict.fromkeys(seen))
+
+
+def xor_check():
+    """test/scripts/xor-check as a module: its XOR encoder and CRC-32C."""
+    path = os.path.join(TOP, "test/scripts/xor-check")
+    loader = importlib.machinery.SourceFileLoader("xor_check", path)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("xor_check", loader))
+    loader.exec_module(module)
+    return module
+
+
+def answer(xc, series, query_index=0):
+    """A stream of frames, one per series: (labels, [(ms, value)])."""
+    out = b""
+    for labels, samples in series:
+        msg = remote_pb2.ChunkedReadResponse(query_index=query_index)
+        cs = msg.chunked_series.add()
+        for name, value in sorted(labels.items()):
+            label = cs.labels.add()
+            label.name, label.value = name.encode(), value.encode()
+        for i in range(0, len(samples), 120):
+            part = samples[i:i + 120]
+            chunk = cs.chunks.add()
+            chunk.min_time_ms, chunk.max_time_ms, chunk.type = part[0][0], part[-1][0], 1
+            chunk.data = xc.encode_xor([(t, xc.float_bits(v)) for t, v in part])
+        body = msg.SerializeToString()
+        out += xc.uvarint_bytes(len(body)) + xc.crc32c(body).to_bytes(4, "big") + body
+    return out
 
 
 def write(directory, items):
@@ -217,8 +251,25 @@ def main():
     sels = list(dict.fromkeys(sels))
     write(os.path.join(HERE, "corpus/selector"),
           [("%03d" % i, s.encode("utf-8", "surrogateescape")) for i, s in enumerate(sels)])
+
+    # ---- shards' answers
+    xc = xor_check()
+    t0 = 1709251200000
+    answers = [
+        answer(xc, []),
+        answer(xc, [({"host": "a"}, [(t0, 1.0)])]),
+        answer(xc, [({"host": "a", "env": "prod"}, [(t0 + 15000 * k, k * 1.5) for k in range(300)]),
+                    ({"host": "b"}, [(t0 + 15000 * k + rng.randrange(-50, 50), rng.random())
+                                     for k in range(130)])]),
+        answer(xc, [({"host": "c"}, [(-5, math.nan), (0, math.inf), (1 << 40, -0.0),
+                                     ((1 << 62), 5e-324)])]),
+        answer(xc, [({"host": "x" * 300}, [(t0, 2.0), (t0 + 1, 3.0)])], query_index=3),
+    ]
+    write(os.path.join(HERE, "corpus/answer"),
+          [("%03d" % i, a) for i, a in enumerate(answers)])
     shutil.rmtree(GEN)
-    print("%d requests, %d write requests, %d selectors" % (len(reqs), len(writes), len(sels)))
+    print("%d requests, %d write requests, %d selectors, %d answers"
+          % (len(reqs), len(writes), len(sels), len(answers)))
 
 
 if __name__ == "__main__":
