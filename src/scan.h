@@ -72,6 +72,8 @@ typedef struct MetricScan
 	bool		has_foreign;	/* the relation is or has foreign tables */
 	const char *regex_function; /* prom_regex_match, qualified, when the
 								 * foreign servers list promread */
+	bool		local_predicates;	/* some predicate is one a foreign
+									 * server is not sent */
 } MetricScan;
 
 /* A DestReceiver's function that takes a row. */

@@ -423,6 +423,9 @@ ScanAddMatchers(MetricScan *scan, const PromQuery *query, bool stored)
 			continue;
 		}
 		quoted = quote_identifier(column->name);
+		/* an enum array or a cast to text is not sent to a foreign server */
+		if (column->kind != PROM_LABEL_TEXT && column->kind != PROM_LABEL_NAME)
+			scan->local_predicates = true;
 		if (column->kind == PROM_LABEL_ENUM)
 		{
 			if (!add_enum_predicate(stmt, column, quoted, matcher))

@@ -25,7 +25,9 @@
  *    relation gives, so rows are read instead where it would not: when
  *    the relation or a partition has row-level security (a partition's
  *    own policies apply only when it is read by name), or the caller may
- *    not read a partition by name.
+ *    not read a partition by name.  Rows are read too when a matcher is on
+ *    an enum or other non-text label, whose predicate postgres_fdw does
+ *    not send: the shards could not aggregate.
  * 2. What the shards are sent: the row statement's predicates, in which a
  *    regex that is not a literal set is a call of promread's
  *    prom_regex_match (ShardRegexFunction), which a shard evaluates once a
@@ -198,7 +200,7 @@ ShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
 	ListCell   *lc;
 	int			i;
 
-	if (!promread_shard_grouping || scan->nlabels == 0 ||
+	if (!promread_shard_grouping || scan->nlabels == 0 || scan->local_predicates ||
 		(relkind != RELKIND_PARTITIONED_TABLE && relkind != RELKIND_FOREIGN_TABLE) ||
 		has_row_security(relid))
 		return false;
