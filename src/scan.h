@@ -94,6 +94,7 @@ extern const char *ShardRegexFunction(Oid relid);
 extern bool ShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
 							 List **partitions);
 extern DestReceiver *ShardReceiverCreate(PromSeriesSet *set,
-										 const MetricScan *scan);
+										 const MetricScan *scan,
+										 List *partitions);
 
 #endif							/* PROMREAD_SCAN_H */

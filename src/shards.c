@@ -83,7 +83,8 @@ typedef struct ShardReceiver
 	Datum	   *values;			/* a series' label values, as text */
 	bool	   *isnull;
 	MemoryContext frame_context;	/* an answer's frame being read */
-	Oid			partition;		/* whose answer is being read */
+	List	   *partitions;		/* the partitions asked, by OID */
+	const char *partition;		/* the name of the one being read */
 } ShardReceiver;
 
 /* Does a foreign server list promread in its "extensions" option? */
@@ -337,8 +338,7 @@ answer_error_context(void *arg)
 	ShardReceiver *receiver = arg;
 
 	errcontext("answer of partition %s of metric \"%s\"",
-			   PromQuotedRelationName(receiver->partition),
-			   receiver->scan->entry->metric);
+			   receiver->partition, receiver->scan->entry->metric);
 }
 
 /* Add one partition's answer (partition oid, frames) to the set. */
@@ -350,9 +350,16 @@ shard_receive(TupleTableSlot *slot, DestReceiver *self)
 	bytea	   *answer;
 
 	slot_getallattrs(slot);
-	if (slot->tts_isnull[0] || slot->tts_isnull[1])
+	if (slot->tts_isnull[0] ||
+		!list_member_oid(receiver->partitions, DatumGetObjectId(slot->tts_values[0])))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("could not decode remote read response"),
+				 errdetail("An answer for metric \"%s\" names no partition that was asked.",
+						   receiver->scan->entry->metric)));
+	if (slot->tts_isnull[1])
 		return true;
-	receiver->partition = DatumGetObjectId(slot->tts_values[0]);
+	receiver->partition = PromQuotedRelationName(DatumGetObjectId(slot->tts_values[0]));
 	callback.callback = answer_error_context;
 	callback.arg = receiver;
 	callback.previous = error_context_stack;
@@ -390,11 +397,13 @@ shard_destroy(DestReceiver *self)
 }
 
 /*
- * A receiver of the partitions' answers that adds their series to the set,
- * through a layout of the scan's label columns as text and __name__.
+ * A receiver of the answers of the partitions asked (ShardScanPrepare) that
+ * adds their series to the set, through a layout of the scan's label
+ * columns as text and __name__.
  */
 DestReceiver *
-ShardReceiverCreate(PromSeriesSet *set, const MetricScan *scan)
+ShardReceiverCreate(PromSeriesSet *set, const MetricScan *scan,
+					List *partitions)
 {
 	ShardReceiver *receiver = palloc0(sizeof(ShardReceiver));
 	int			nlabels = scan->nlabels;
@@ -422,6 +431,7 @@ ShardReceiverCreate(PromSeriesSet *set, const MetricScan *scan)
 	receiver->pub.mydest = DestNone;
 	receiver->set = set;
 	receiver->scan = scan;
+	receiver->partitions = partitions;
 	receiver->layout = PromSeriesSetAddLayout(set, nlabels + 1, names, kinds,
 											  types, const_values);
 	/* room for two columns at least: PromSeriesSetAdd reads as many */
