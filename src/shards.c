@@ -208,7 +208,8 @@ ShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
 	/* a relation with foreign partitions has every matcher in its WHERE */
 	Assert(scan->filters == NIL && scan->decisions == NIL);
 
-	asked = planned_partitions(scan);
+	asked = relkind == RELKIND_FOREIGN_TABLE ? list_make1_oid(relid) :
+		planned_partitions(scan);
 	foreach(lc, asked)
 	{
 		Oid			partition = lfirst_oid(lc);
