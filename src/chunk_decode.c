@@ -18,16 +18,15 @@
 
 #include "chunk_decode.h"
 #include "miscadmin.h"
-#include "promread.h"
 #include "utils/memutils.h"
 #include "wire.h"
 
 /* The highest query index a stream may carry. */
 #define MAX_QUERY_INDEX		100000
 
-/* Report a stream that cannot be decoded (22P03). */
-static pg_attribute_noreturn() void
-stream_error(const char *detail)
+/* Report a stream, or a part of one, that cannot be decoded (22P03). */
+void
+PromStreamError(const char *detail)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
@@ -35,14 +34,13 @@ stream_error(const char *detail)
 			 errdetail_internal("%s", detail)));
 }
 
-
 /*
  * Read the frame at *pos: check its length and CRC and set its message.
  * Returns NULL, or why the frame is not valid (a sentence).
  */
 const char *
 PromReadFrame(const char *data, Size len, Size *pos, int64 frame,
-		   const char **message, Size *message_len)
+			  const char **message, Size *message_len)
 {
 	uint64		size = 0;
 	Size		p = *pos;
@@ -85,7 +83,6 @@ PromReadFrame(const char *data, Size len, Size *pos, int64 frame,
 	*pos = p + size;
 	return NULL;
 }
-
 
 /* A bitstream being read, most significant bit first. */
 typedef struct XorReader
@@ -159,8 +156,8 @@ get_uvarint(XorReader *r, uint64 *value)
  * inside a varint"): the data is untrusted and never read past its end.
  * Bits after the last sample (padding) are ignored, as Prometheus does.
  */
-const char *
-PromXorChunkDecode(const void *data, Size len, PromSample **samples,
+static const char *
+xor_chunk_decode(const void *data, Size len, PromSample **samples,
 				   int *nsamples)
 {
 	const uint8 *bytes = data;
@@ -290,9 +287,9 @@ PromDecodeChunk(int encoding, const void *data, Size len, int64 frame,
 				 errmsg("could not decode remote read response"),
 				 errdetail("Chunk %zu of frame %lld has encoding %d; only XOR chunks (1) are decoded.",
 						   index, (long long) frame, encoding)));
-	reason = PromXorChunkDecode(data, len, &samples, nsamples);
+	reason = xor_chunk_decode(data, len, &samples, nsamples);
 	if (reason != NULL)
-		stream_error(psprintf("Chunk %zu of frame %lld is not a valid XOR chunk: %s.",
+		PromStreamError(psprintf("Chunk %zu of frame %lld is not a valid XOR chunk: %s.",
 							  index, (long long) frame, reason));
 	return samples;
 }
@@ -319,23 +316,22 @@ PromForEachChunkedSeries(const char *data, Size len, PromChunkedSeriesFn fn,
 		Size		message_len;
 		const char *reason;
 		size_t		i;
-
 		MemoryContext oldcxt = CurrentMemoryContext;
 
 		CHECK_FOR_INTERRUPTS();
 		reason = PromReadFrame(data, len, &pos, frame, &message, &message_len);
 		if (reason != NULL)
-			stream_error(reason);
+			PromStreamError(reason);
 		if (frame_context != NULL)
 			MemoryContextSwitchTo(frame_context);
 		msg = prometheus__chunked_read_response__unpack(&PromProtobufAllocator,
 														message_len,
 														(const uint8_t *) message);
 		if (msg == NULL)
-			stream_error(psprintf("Frame %lld is not a valid protobuf ChunkedReadResponse.",
+			PromStreamError(psprintf("Frame %lld is not a valid protobuf ChunkedReadResponse.",
 								  (long long) frame));
 		if (msg->query_index < 0 || msg->query_index > MAX_QUERY_INDEX)
-			stream_error(psprintf("Frame %lld has query index %lld; query indexes go from 0 to %d.",
+			PromStreamError(psprintf("Frame %lld has query index %lld; query indexes go from 0 to %d.",
 								  (long long) frame, (long long) msg->query_index,
 								  MAX_QUERY_INDEX));
 		for (i = 0; i < msg->n_chunked_series; i++)

@@ -8,7 +8,15 @@
 #ifndef PROMREAD_CHUNK_DECODE_H
 #define PROMREAD_CHUNK_DECODE_H
 
+#include "promread.h"
 #include "proto/remote.pb-c.h"
+
+extern pg_attribute_noreturn() void PromStreamError(const char *detail);
+extern const char *PromReadFrame(const char *data, Size len, Size *pos,
+								 int64 frame, const char **message,
+								 Size *message_len);
+extern PromSample *PromDecodeChunk(int encoding, const void *data, Size len,
+								   int64 frame, size_t index, int *nsamples);
 
 /* Called for each series of a stream: its frame's query index and number. */
 typedef void (*PromChunkedSeriesFn) (void *arg, int64 query_index,

@@ -30,11 +30,11 @@
 
 #include <snappy-c.h>
 
+#include "chunk_decode.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "promread.h"
 #include "proto/remote.pb-c.h"
-#include "chunk_decode.h"
 #include "common/shortest_dec.h"
 #include "utils/builtins.h"
 #include "utils/float.h"

@@ -257,19 +257,12 @@ extern void PromSetResponseHeaders(const char *headers_json);
 struct PromSnappyWriter;
 extern void PromWriteSamplesResult(struct PromSnappyWriter *writer,
 								   const PromSeriesSet *set, bool last);
-/* STREAMED_XOR_CHUNKS frames, and their decoding (chunks.c). */
+/* STREAMED_XOR_CHUNKS frames (chunks.c; read back by chunk_decode.h). */
 struct PromBuffer;
 extern void PromAppendChunkedResult(struct PromBuffer *buf,
 									const PromSeriesSet *set,
 									int64 query_index);
 extern uint32 PromCrc32c(const char *data, Size len);
-extern const char *PromReadFrame(const char *data, Size len, Size *pos,
-								 int64 frame, const char **message,
-								 Size *message_len);
-extern const char *PromXorChunkDecode(const void *data, Size len,
-									  PromSample **samples, int *nsamples);
-extern PromSample *PromDecodeChunk(int encoding, const void *data, Size len,
-								   int64 frame, size_t index, int *nsamples);
 
 /*---- Remote write (write_request.c, remote_write.c, write_rows.c) ----*/
 

@@ -251,16 +251,6 @@ ShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
 	return true;
 }
 
-/* Raise 22P03 for an answer of a partition whose series cannot be read. */
-static pg_attribute_noreturn() void
-invalid_answer(const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-			 errmsg("could not decode remote read response"),
-			 errdetail_internal("%s", detail)));
-}
-
 /*
  * Set the receiver's label values from a series' labels: each must name a
  * label column, once, with a valid UTF-8 value; the other columns are
@@ -286,13 +276,15 @@ set_series_labels(ShardReceiver *receiver, const Prometheus__ChunkedSeries *seri
 			if (strlen(scan->labels[column].name) == label->name.len &&
 				memcmp(scan->labels[column].name, name, label->name.len) == 0)
 				break;
-		if (column == scan->nlabels || !receiver->isnull[column])
-			invalid_answer(psprintf("Frame %lld has label \"%s\", %s.", (long long) frame,
-									pnstrdup(name, Min(label->name.len, NAMEDATALEN)),
-									column == scan->nlabels ?
-									"which is not a label column" : "twice"));
+		/* the shard's own name is not printed: it may not be UTF-8 */
+		if (column == scan->nlabels)
+			PromStreamError(psprintf("Frame %lld has a label that is not a label column.",
+									 (long long) frame));
+		if (!receiver->isnull[column])
+			PromStreamError(psprintf("Frame %lld has label \"%s\" twice.",
+									 (long long) frame, scan->labels[column].name));
 		if (!PromIsValidUtf8(value, label->value.len))
-			invalid_answer(psprintf("Frame %lld has a value of label \"%s\" that is not valid UTF-8.",
+			PromStreamError(psprintf("Frame %lld has a value of label \"%s\" that is not valid UTF-8.",
 									(long long) frame, scan->labels[column].name));
 		receiver->values[column] =
 			PointerGetDatum(cstring_to_text_with_len(value, label->value.len));
@@ -313,7 +305,7 @@ add_series(void *arg, int64 query_index,
 	size_t		k;
 
 	if (query_index != 0)
-		invalid_answer(psprintf("Frame %lld answers query %lld; a partition answers query 0.",
+		PromStreamError(psprintf("Frame %lld answers query %lld; a partition answers query 0.",
 								(long long) frame, (long long) query_index));
 	set_series_labels(receiver, series, frame);
 	for (k = 0; k < series->n_chunks; k++)
@@ -353,11 +345,8 @@ shard_receive(TupleTableSlot *slot, DestReceiver *self)
 	slot_getallattrs(slot);
 	if (slot->tts_isnull[0] ||
 		!list_member_oid(receiver->partitions, DatumGetObjectId(slot->tts_values[0])))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("could not decode remote read response"),
-				 errdetail("An answer for metric \"%s\" names no partition that was asked.",
-						   receiver->scan->entry->metric)));
+		PromStreamError(psprintf("An answer for metric \"%s\" names no partition that was asked.",
+								 receiver->scan->entry->metric));
 	if (slot->tts_isnull[1])
 		return true;
 	receiver->partition = PromQuotedRelationName(DatumGetObjectId(slot->tts_values[0]));

@@ -11,9 +11,8 @@
  *
  * An ERROR is a clean rejection when its SQLSTATE is one chunk_decode.c
  * documents: 22P03 (undecodable) and 0A000 (a chunk encoding other than
- * XOR).  Anything else, a sanitizer report, a chunk decoded to another
- * number of samples than its header says, or memory outliving the input is
- * a bug.
+ * XOR).  Anything else, a sanitizer report, or memory outliving the input
+ * is a bug.
  */
 #include "postgres.h"
 
@@ -27,19 +26,17 @@
 
 static const char *const allowed[] = {"22P03", "0A000", NULL};
 
-/* Decode every chunk of a series and check its sample count. */
+/*
+ * Decode every chunk of a series and read each sample, so that the
+ * sanitizers see an array shorter than the count it came with.
+ */
 static void
 decode_series(void *arg, int64 query_index,
 			  const Prometheus__ChunkedSeries *series, int64 frame)
 {
-	size_t		*nseries = arg;
+	uint64	   *times = arg;
 	size_t		k;
 
-	(*nseries)++;
-	for (k = 0; k < series->n_labels; k++)
-		if (series->labels[k]->name.len > 0 &&
-			wire_bytes(series->labels[k]->name) == NULL)
-			shim_fail("frame %lld label %zu has no bytes", (long long) frame, k);
 	for (k = 0; k < series->n_chunks; k++)
 	{
 		const Prometheus__Chunk *chunk = series->chunks[k];
@@ -47,11 +44,9 @@ decode_series(void *arg, int64 query_index,
 		PromSample *samples = PromDecodeChunk(chunk->type, wire_bytes(chunk->data),
 											  chunk->data.len, frame, k,
 											  &nsamples);
-		const uint8 *data = (const uint8 *) wire_bytes(chunk->data);
 
-		if (nsamples != ((data[0] << 8) | data[1]))
-			shim_fail("frame %lld chunk %zu: %d samples decoded", (long long) frame,
-					  k, nsamples);
+		for (int i = 0; i < nsamples; i++)
+			*times += (uint64) samples[i].t;
 		pfree(samples);
 	}
 }
@@ -73,6 +68,7 @@ with_right_crcs(const uint8_t *data, size_t size)
 	{
 		uint64		len = 0;
 		int			shift = 0;
+		uint32		crc;
 
 		while (pos < size && shift < 64)
 		{
@@ -85,7 +81,7 @@ with_right_crcs(const uint8_t *data, size_t size)
 		}
 		if (size - pos < 4 || len > size - pos - 4)
 			break;
-		uint32		crc = PromCrc32c((const char *) copy + pos + 4, len);
+		crc = PromCrc32c((const char *) copy + pos + 4, len);
 
 		copy[pos] = crc >> 24;
 		copy[pos + 1] = crc >> 16;
@@ -105,14 +101,13 @@ with_right_crcs(const uint8_t *data, size_t size)
 static void
 decode(const uint8_t *data, size_t size)
 {
-	size_t		nseries = 0;
+	uint64		times = 0;
 	MemoryContext frames = AllocSetContextCreate(CurrentMemoryContext, "frames",
 												 ALLOCSET_DEFAULT_SIZES);
-
 	const uint8_t *input = size % 2 == 0 ? with_right_crcs(data, size) : data;
 
 	PromForEachChunkedSeries((const char *) input, size, decode_series,
-							 &nseries, frames);
+							 &times, frames);
 	MemoryContextDelete(frames);
 }
 
