@@ -56,3 +56,22 @@ CREATE AGGREGATE prom_chunked_response_agg(ts bigint,
 	DESERIALFUNC = prom_read_response_agg_deserialfn,
 	PARALLEL = SAFE
 );
+
+-- prom_regex_match's planner support: its selectivity, and an index
+-- condition over the values a regex accepts.
+CREATE FUNCTION prom_regex_match_support(internal)
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_regex_match_support'
+	LANGUAGE C STRICT;
+
+ALTER FUNCTION prom_regex_match(text, text) SUPPORT prom_regex_match_support;
+
+-- Evaluated once a scan (an index condition of prom_regex_match): it
+-- costs a descent of the index per value.  VOLATILE, so that the planner
+-- does not run it to estimate the condition's selectivity; its query uses
+-- the scan's snapshot all the same.
+CREATE FUNCTION prom_regex_label_values(relation regclass, label text,
+		pattern text)
+	RETURNS text[]
+	AS 'MODULE_PATHNAME', 'prom_regex_label_values'
+	LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED COST 10000;

@@ -96,10 +96,26 @@ CREATE FUNCTION prom_explain(selector text, start_time timestamptz,
 	AS 'MODULE_PATHNAME', 'prom_explain'
 	LANGUAGE C STRICT VOLATILE;
 
+CREATE FUNCTION prom_regex_match_support(internal)
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_regex_match_support'
+	LANGUAGE C STRICT;
+
 CREATE FUNCTION prom_regex_match(pattern text, value text)
 	RETURNS boolean
 	AS 'MODULE_PATHNAME', 'prom_regex_match'
-	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE
+	SUPPORT prom_regex_match_support;
+
+-- Evaluated once a scan (an index condition of prom_regex_match): it
+-- costs a descent of the index per value.  VOLATILE, so that the planner
+-- does not run it to estimate the condition's selectivity; its query uses
+-- the scan's snapshot all the same.
+CREATE FUNCTION prom_regex_label_values(relation regclass, label text,
+		pattern text)
+	RETURNS text[]
+	AS 'MODULE_PATHNAME', 'prom_regex_label_values'
+	LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED COST 10000;
 
 CREATE FUNCTION prom_regex_translate(pattern text)
 	RETURNS text

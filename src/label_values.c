@@ -29,6 +29,12 @@
  * without statistics.  The values are those of the whole relation, not of
  * the query's time range: the time range then selects among their rows.
  *
+ * prom_regex_label_values is the same read as a SQL function, the values a
+ * regex accepts, for any table: through such an index when there is one,
+ * else by reading the column.  prom_regex_match's planner support
+ * (regex_support.c) makes it an index condition, so that a shard sent a
+ * regex as prom_regex_match does what scan.c does here.
+ *
  * The query runs as the caller, so privileges and row-level security apply
  * as to the scan.  It takes its own snapshot: a value first inserted
  * between it and the scan is not read, as if the read had begun a moment
@@ -51,6 +57,7 @@
 #include "miscadmin.h"
 #include "promread.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_locale.h"
@@ -153,42 +160,146 @@ values_worth_reading(Oid relid, AttrNumber attnum)
 }
 
 /*
+ * Does ANALYZE say that listing the column's values pays: many rows per
+ * value and not too many values (see above)?
+ */
+bool
+PromLabelValuesWorthReading(Oid relid, AttrNumber attnum)
+{
+	return values_worth_reading(relid, attnum) > 0;
+}
+
+/*
+ * Run the query that reads the distinct non-NULL values of a column as
+ * text: through an index that orders the column, one descent per value
+ * (between lower and upper when they are not NULL, a "C" column's bounds),
+ * or else by reading the column, bytewise distinct (the bounds unused).  At most limit values
+ * when limit is not negative.  Leaves them in SPI_tuptable.
+ */
+static void
+run_values_query(Oid relid, const char *column, bool through_index,
+				 text *lower, text *upper, int64 limit)
+{
+	const char *quoted = quote_identifier(column);
+	const char *relation = PromQuotedRelationName(relid);
+	StringInfoData first;
+	StringInfoData next;
+	StringInfoData sql;
+	Oid			types[3] = {TEXTOID, TEXTOID, INT8OID};
+	Datum		args[3] = {0, 0, Int64GetDatum(limit)};
+	char		nulls[3] = {'n', 'n', limit < 0 ? 'n' : ' '};
+	int			rc;
+
+	initStringInfo(&sql);
+	if (!through_index)
+		appendStringInfo(&sql,
+						 "SELECT DISTINCT CAST(%s AS pg_catalog.text) COLLATE pg_catalog.\"C\" "
+						 "FROM %s WHERE %s IS NOT NULL LIMIT $3",
+						 quoted, relation, quoted);
+	else
+	{
+		initStringInfo(&first);
+		initStringInfo(&next);
+		appendStringInfo(&first, "%s IS NOT NULL", quoted);
+		if (lower != NULL)
+		{
+			appendStringInfo(&first, " AND %s OPERATOR(pg_catalog.>=) $1", quoted);
+			args[0] = PointerGetDatum(lower);
+			nulls[0] = ' ';
+		}
+		if (upper != NULL)
+		{
+			appendStringInfo(&first, " AND %s OPERATOR(pg_catalog.<) $2", quoted);
+			appendStringInfo(&next, " AND %s OPERATOR(pg_catalog.<) $2", quoted);
+			args[1] = PointerGetDatum(upper);
+			nulls[1] = ' ';
+		}
+		appendStringInfo(&sql,
+						 "WITH RECURSIVE v(x) AS ("
+						 "(SELECT %s FROM %s WHERE %s ORDER BY 1 LIMIT 1) UNION ALL "
+						 "SELECT (SELECT %s FROM %s WHERE %s OPERATOR(pg_catalog.>) v.x%s "
+						 "ORDER BY 1 LIMIT 1) FROM v WHERE v.x IS NOT NULL) "
+						 "SELECT CAST(x AS pg_catalog.text) FROM v WHERE x IS NOT NULL "
+						 "LIMIT $3",
+						 quoted, relation, first.data,
+						 quoted, relation, quoted, next.data);
+	}
+	rc = SPI_execute_with_args(sql.data, 3, types, args, nulls, true, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "promread read of label values failed: %s",
+			 SPI_result_code_string(rc));
+}
+
+/*
+ * The values of SPI_tuptable that the regex accepts (all of them when it
+ * is NULL), as text Datums in the given memory context, which frees the
+ * tuple table.
+ */
+static Datum *
+accepted_values(const PromRegex *regex, MemoryContext cxt, int *nvalues)
+{
+	Datum	   *values = MemoryContextAllocHuge(cxt,
+												sizeof(Datum) * Max(SPI_processed, 1));
+	int			naccepted = 0;
+	uint64		i;
+
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		text	   *value = DatumGetTextPP(SPI_getbinval(SPI_tuptable->vals[i],
+														 SPI_tuptable->tupdesc, 1,
+														 &isnull));
+
+		CHECK_FOR_INTERRUPTS();
+		if (regex != NULL &&
+			!PromRegexMatch(regex, VARDATA_ANY(value), VARSIZE_ANY_EXHDR(value)))
+			continue;
+		values[naccepted++] = PointerGetDatum(MemoryContextAllocHuge(cxt, VARSIZE_ANY(value)));
+		memcpy(DatumGetPointer(values[naccepted - 1]), value, VARSIZE_ANY(value));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	*nvalues = naccepted;
+	return values;
+}
+
+/*
+ * Is the column text, varchar or a domain over them, of a deterministic
+ * collation, so that its distinct values are its distinct byte strings?
+ */
+static bool
+column_of_byte_strings(Oid relid, AttrNumber attnum, Oid *type, Oid *collation)
+{
+	int32		typmod;
+
+	get_atttypetypmodcoll(relid, attnum, type, &typmod, collation);
+	*type = getBaseType(*type);
+	return (*type == TEXTOID || *type == VARCHAROID) && OidIsValid(*collation) &&
+		get_collation_isdeterministic(*collation);
+}
+
+/*
  * Read the distinct non-NULL values of a label column (text, varchar or a
  * domain over them, of a deterministic collation) through an index, when
- * one serves and the statistics say it pays (see above).  lower and upper,
- * when not NULL, bound the values read, bytewise, and are used only on a
- * "C" column (a regex's literal prefix).  Returns the values as text
- * Datums, in the caller's memory context, or NULL when they were not read.
- * The relation is locked; the caller is connected to SPI.
+ * one serves and the statistics say it pays (see above).  A regex's literal
+ * prefix, when narrowing is not NULL, bounds the values read on a "C"
+ * column.  Returns the values as text Datums, in the caller's memory
+ * context, or NULL when they were not read.  The relation is locked; the
+ * caller is connected to SPI.
  */
 Datum *
-PromReadLabelValues(Oid relid, const char *column, text *lower, text *upper,
+PromReadLabelValues(Oid relid, const char *column, const PromRegex *narrowing,
 					int *nvalues)
 {
 	AttrNumber	attnum = get_attnum(relid, column);
 	Oid			type;
-	int32		typmod;
 	Oid			collation;
 	double		expected;
 	int			max_values;
-	const char *quoted = quote_identifier(column);
-	const char *relation;
-	StringInfoData first;
-	StringInfoData next;
-	StringInfoData sql;
-	Oid			types[3] = {TEXTOID, TEXTOID, INT4OID};
-	Datum		args[3] = {0, 0, 0};
-	char		nulls[3] = {'n', 'n', ' '};
-	Datum	   *values;
-	MemoryContext callercxt = CurrentMemoryContext;
-	uint64		i;
-	int			rc;
+	text	   *lower = NULL;
+	text	   *upper = NULL;
 
-	if (attnum == InvalidAttrNumber)
-		return NULL;
-	get_atttypetypmodcoll(relid, attnum, &type, &typmod, &collation);
-	type = getBaseType(type);
-	if (!OidIsValid(collation) || !get_collation_isdeterministic(collation) ||
+	if (attnum == InvalidAttrNumber ||
+		!column_of_byte_strings(relid, attnum, &type, &collation) ||
 		(pg_attribute_aclcheck(relid, attnum, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
 		 pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK))
 		return NULL;
@@ -198,59 +309,75 @@ PromReadLabelValues(Oid relid, const char *column, text *lower, text *upper,
 	/* a column that grew past twice its statistics is left to the engine */
 	max_values = (int) Min(2 * expected + 1000, 2 * LABEL_VALUES_MAX);
 
-	relation = PromQuotedRelationName(relid);
-	if (!lc_collate_is_c(collation))
-		lower = upper = NULL;
-	initStringInfo(&first);
-	initStringInfo(&next);
-	appendStringInfo(&first, "%s IS NOT NULL", quoted);
-	if (lower != NULL)
+	if (narrowing != NULL && narrowing->prefix_len > 0 && lc_collate_is_c(collation))
 	{
-		appendStringInfo(&first, " AND %s OPERATOR(pg_catalog.>=) $1", quoted);
-		args[0] = PointerGetDatum(lower);
-		nulls[0] = ' ';
+		lower = cstring_to_text_with_len(narrowing->prefix, narrowing->prefix_len);
+		upper = PromRegexPrefixUpperBound(narrowing);
 	}
-	if (upper != NULL)
-	{
-		appendStringInfo(&first, " AND %s OPERATOR(pg_catalog.<) $2", quoted);
-		appendStringInfo(&next, " AND %s OPERATOR(pg_catalog.<) $2", quoted);
-		args[1] = PointerGetDatum(upper);
-		nulls[1] = ' ';
-	}
-	args[2] = Int32GetDatum(max_values + 1);
-
-	initStringInfo(&sql);
-	appendStringInfo(&sql,
-					 "WITH RECURSIVE v(x) AS ("
-					 "(SELECT %s FROM %s WHERE %s ORDER BY 1 LIMIT 1) UNION ALL "
-					 "SELECT (SELECT %s FROM %s WHERE %s OPERATOR(pg_catalog.>) v.x%s "
-					 "ORDER BY 1 LIMIT 1) FROM v WHERE v.x IS NOT NULL) "
-					 "SELECT CAST(x AS pg_catalog.text) FROM v WHERE x IS NOT NULL "
-					 "LIMIT $3",
-					 quoted, relation, first.data,
-					 quoted, relation, quoted, next.data);
-	rc = SPI_execute_with_args(sql.data, 3, types, args, nulls, true, 0);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "promread read of label values failed: %s",
-			 SPI_result_code_string(rc));
+	run_values_query(relid, column, true, lower, upper, max_values + 1);
 	if (SPI_processed > (uint64) max_values)
 	{
 		SPI_freetuptable(SPI_tuptable);
 		return NULL;
 	}
+	return accepted_values(NULL, CurrentMemoryContext, nvalues);
+}
 
-	values = MemoryContextAlloc(callercxt, sizeof(Datum) * Max(SPI_processed, 1));
-	for (i = 0; i < SPI_processed; i++)
+PG_FUNCTION_INFO_V1(prom_regex_label_values);
+
+/*
+ * prom_regex_label_values(relation regclass, label text, pattern text)
+ *	  returns text[]
+ *
+ * The distinct values of a label column (text or varchar) that a
+ * Prometheus regex matcher value accepts, in no particular order: read
+ * through a btree index that leads with the column, one descent per value,
+ * when there is one, else by reading the column.  It runs as the caller,
+ * so privileges and row-level security apply.  prom_regex_match's planner
+ * support makes it an index condition (regex_support.c).
+ */
+Datum
+prom_regex_label_values(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	char	   *column = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	text	   *pattern = PG_GETARG_TEXT_PP(2);
+	MemoryContext callercxt = CurrentMemoryContext;
+	Relation	rel = relation_open(relid, AccessShareLock);
+	AttrNumber	attnum = get_attnum(relid, column);
+	PromRegex  *regex;
+	Oid			type;
+	Oid			collation;
+	bool		through_index;
+	text	   *lower = NULL;
+	text	   *upper = NULL;
+	Datum	   *values;
+	int			nvalues;
+
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist",
+						column, RelationGetRelationName(rel))));
+	if (!column_of_byte_strings(relid, attnum, &type, &collation))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("column \"%s\" is not text or varchar of a deterministic collation",
+						column)));
+	regex = PromRegexCompile(VARDATA_ANY(pattern), VARSIZE_ANY_EXHDR(pattern));
+	through_index = index_orders_column(relid, attnum, type, collation);
+	if (through_index && regex->prefix_len > 0 && lc_collate_is_c(collation))
 	{
-		bool		isnull;
-		Datum		value = SPI_getbinval(SPI_tuptable->vals[i],
-										  SPI_tuptable->tupdesc, 1, &isnull);
-		MemoryContext oldcxt = MemoryContextSwitchTo(callercxt);
-
-		values[i] = PointerGetDatum(DatumGetTextPCopy(value));
-		MemoryContextSwitchTo(oldcxt);
+		lower = cstring_to_text_with_len(regex->prefix, regex->prefix_len);
+		upper = PromRegexPrefixUpperBound(regex);
 	}
-	*nvalues = (int) SPI_processed;
-	SPI_freetuptable(SPI_tuptable);
-	return values;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	run_values_query(relid, column, through_index, lower, upper, -1);
+	values = accepted_values(regex, callercxt, &nvalues);
+	SPI_finish();
+	relation_close(rel, NoLock);
+	PG_RETURN_ARRAYTYPE_P(construct_array(values, nvalues, TEXTOID, -1, false,
+										  TYPALIGN_INT));
 }

@@ -45,6 +45,8 @@
 #include "postgres.h"
 
 #include "catalog/pg_collation.h"
+#include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "regex/regex.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -142,6 +144,45 @@ PromRegexMatch(const PromRegex *re, const char *value, int len)
 	return RE_compile_and_execute(re->anchored, unconstify(char *, value),
 								  len, REG_ADVANCED, C_COLLATION_OID,
 								  0, NULL);
+}
+
+/*
+ * The least string greater than every string that begins with the regex's
+ * literal prefix (bytewise, as under the "C" collation): the prefix with
+ * its last character replaced by the next code point (UTF-8 orders like
+ * code points), or, for U+10FFFF, the same for the prefix without it; NULL
+ * when there is none.
+ */
+text *
+PromRegexPrefixUpperBound(const PromRegex *re)
+{
+	int			len = re->prefix_len;
+
+	while (len > 0)
+	{
+		int			start = len - 1;
+		pg_wchar	c;
+		unsigned char utf8[8];
+
+		while (start > 0 && (re->prefix[start] & 0xC0) == 0x80)
+			start--;
+		c = utf8_to_unicode((const unsigned char *) re->prefix + start) + 1;
+		if (c >= 0xD800 && c <= 0xDFFF)
+			c = 0xE000;
+		if (c <= 0x10FFFF)
+		{
+			StringInfoData buf;
+
+			initStringInfo(&buf);
+			appendBinaryStringInfo(&buf, re->prefix, start);
+			memset(utf8, 0, sizeof(utf8));
+			unicode_to_utf8(c, utf8);
+			appendStringInfoString(&buf, (char *) utf8);
+			return cstring_to_text_with_len(buf.data, buf.len);
+		}
+		len = start;
+	}
+	return NULL;
 }
 
 PG_FUNCTION_INFO_V1(prom_regex_translate);

@@ -53,6 +53,12 @@ extern PromRegex *PromRegexCompile(const char *pattern, int len);
 extern bool PromRegexMatch(const PromRegex *re, const char *value, int len);
 
 /*
+ * The least string greater than every string that begins with the regex's
+ * literal prefix, bytewise; NULL when there is none.
+ */
+extern text *PromRegexPrefixUpperBound(const PromRegex *re);
+
+/*
  * Value of a hexadecimal digit, or -1: for the \x escapes that RE2 patterns
  * and PromQL strings share.
  */

@@ -225,8 +225,9 @@ extern void PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 extern List *PromExplainMetric(const PromMetricEntry *entry,
 							   const PromQuery *query, bool named,
 							   bool analyze);
-extern Datum *PromReadLabelValues(Oid relid, const char *column, text *lower,
-								  text *upper, int *nvalues);
+extern Datum *PromReadLabelValues(Oid relid, const char *column,
+								  const PromRegex *narrowing, int *nvalues);
+extern bool PromLabelValuesWorthReading(Oid relid, AttrNumber attnum);
 extern void PromQueryFromSelector(text *selector, TimestampTz start_time,
 								  TimestampTz end_time, PromQuery *query);
 extern PromSeriesSet *PromRunQuery(const PromQuery *query,

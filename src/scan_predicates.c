@@ -17,7 +17,6 @@
  */
 #include "postgres.h"
 
-#include "mb/pg_wchar.h"
 #include "phases.h"
 #include "promread.h"
 #include "scan.h"
@@ -253,43 +252,6 @@ decided_per_value(const PromMatcher *matcher, const MetricColumn *column,
 }
 
 /*
- * The least string greater than every string that begins with a prefix
- * (bytewise, as under the "C" collation): the prefix with its last
- * character replaced by the next code point (UTF-8 orders like code
- * points), or, for U+10FFFF, the same for the prefix without it; NULL when
- * there is none.
- */
-static text *
-prefix_upper_bound(const char *prefix, int len)
-{
-	while (len > 0)
-	{
-		int			start = len - 1;
-		pg_wchar	c;
-		unsigned char utf8[8];
-
-		while (start > 0 && (prefix[start] & 0xC0) == 0x80)
-			start--;
-		c = utf8_to_unicode((const unsigned char *) prefix + start) + 1;
-		if (c >= 0xD800 && c <= 0xDFFF)
-			c = 0xE000;
-		if (c <= 0x10FFFF)
-		{
-			StringInfoData buf;
-
-			initStringInfo(&buf);
-			appendBinaryStringInfo(&buf, prefix, start);
-			memset(utf8, 0, sizeof(utf8));
-			unicode_to_utf8(c, utf8);
-			appendStringInfoString(&buf, (char *) utf8);
-			return cstring_to_text_with_len(buf.data, buf.len);
-		}
-		len = start;
-	}
-	return NULL;
-}
-
-/*
  * The predicate that narrows a regex decided per value to the rows whose
  * value begins with its literal prefix: a range, which a btree index under
  * the "C" collation serves (a "C" column's own index, or one on
@@ -301,7 +263,7 @@ add_prefix_range(ScanStatement *stmt, const MetricColumn *column,
 {
 	const char *collate = lc_collate_is_c(column->collation) ? "" :
 		" COLLATE pg_catalog.\"C\"";
-	text	   *upper = prefix_upper_bound(regex->prefix, regex->prefix_len);
+	text	   *upper = PromRegexPrefixUpperBound(regex);
 	int			param;
 
 	param = add_param(stmt, TEXTOID,
@@ -337,20 +299,14 @@ decide_over_values(MetricScan *scan, const MetricColumn *column,
 				   const char *quoted, const PromMatcher *matcher)
 {
 	const PromRegex *regex = matcher->regex;
-	text	   *lower = NULL;
-	text	   *upper = NULL;
 	Datum	   *values;
 	int			nvalues;
 	int			naccepted = 0;
 	ValueDecision *decision;
 	int			i;
 
-	if (matcher->type == PROM_MATCH_RE && regex->prefix_len > 0)
-	{
-		lower = cstring_to_text_with_len(regex->prefix, regex->prefix_len);
-		upper = prefix_upper_bound(regex->prefix, regex->prefix_len);
-	}
-	values = PromReadLabelValues(scan->entry->relid, column->name, lower, upper,
+	values = PromReadLabelValues(scan->entry->relid, column->name,
+								 matcher->type == PROM_MATCH_RE ? regex : NULL,
 								 &nvalues);
 	if (values == NULL)
 		return VALUES_NOT_READ;

@@ -20,6 +20,7 @@ RESET ROLE;
 -- a role without SELECT on the relation is refused
 SET ROLE regress_stranger;
 SELECT * FROM prom_series('secret', '2024-01-01', '2024-01-02');
+SELECT prom_regex_label_values('secret', 'host', '.*');
 -- and may neither register the table nor unregister its metric
 SELECT prom_register('secret', 'stolen');
 SELECT prom_unregister('secret');
@@ -50,6 +51,8 @@ SELECT labels, value FROM prom_series('secret', '2024-01-01', '2024-01-02');
 SET request.jwt.claims = '{"tenant": "globex"}';
 SELECT labels, value FROM prom_series('secret', '2024-01-01', '2024-01-02');
 SELECT labels, value FROM prom_series('secret{tenant="acme"}', '2024-01-01', '2024-01-02');
+-- a regex's values are listed from the rows the policy shows
+SELECT prom_regex_label_values('secret', 'host', '.*');
 RESET request.jwt.claims;
 RESET ROLE;
 

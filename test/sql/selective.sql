@@ -131,6 +131,45 @@ SELECT sum(seq_scan) - :scans_before AS partitions_scanned_in_three_reads
 FROM pg_stat_user_tables WHERE relname LIKE 'req_hashed_%';
 RESET plan_cache_mode;
 
+
+-- prom_regex_match, as shards are sent regexes: an index that leads with
+-- its column reads only the rows of the values the regex accepts, listed
+-- once a scan by prom_regex_label_values
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM req
+WHERE prom_regex_match('host-.*5', instance) AND ts >= '2024-01-01';
+RESET enable_seqscan;
+SELECT count(*) FROM req WHERE prom_regex_match('host-.*5', instance);
+SELECT count(*) FROM req WHERE instance ~ '^host-.*5$';
+-- its selectivity is estimated from the statistics (20 of 200 values)
+CREATE FUNCTION estimated_rows(sql text) RETURNS int LANGUAGE plpgsql AS $$
+	DECLARE line text;
+	BEGIN
+		EXECUTE 'EXPLAIN ' || sql INTO line;
+		RETURN (regexp_match(line, 'rows=(\d+)'))[1]::int;
+	END $$;
+SELECT estimated_rows('SELECT * FROM req WHERE prom_regex_match(''host-.*5'', instance)')
+	BETWEEN 200 AND 800 AS estimate_near_400;
+-- a regex that keeps most rows is read by a scan
+EXPLAIN (COSTS OFF) SELECT count(*) FROM req WHERE prom_regex_match('host-[01].*', instance);
+-- and a column of a nondeterministic collation is never listed
+CREATE COLLATION regress_nocase (provider = icu, locale = 'und-u-ks-level2',
+	deterministic = false);
+CREATE TABLE req_nocase AS SELECT ts, instance COLLATE regress_nocase AS instance FROM req;
+CREATE INDEX ON req_nocase (instance);
+ANALYZE req_nocase;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM req_nocase WHERE prom_regex_match('host-.*5', instance);
+-- prom_regex_label_values: through the index, or by reading the column
+SELECT prom_regex_label_values('req', 'instance', 'host-0.5');
+SELECT array(SELECT unnest(prom_regex_label_values('req', 'code', '5.*|4.*')) ORDER BY 1) AS codes;
+SELECT prom_regex_label_values('req', 'job', '.*') AS non_null_jobs;
+SELECT prom_regex_label_values('req', 'nope', '.*');
+SELECT prom_regex_label_values('req', 'value', '.*');
+SELECT prom_regex_label_values('req_nocase', 'instance', '.*');
+SELECT prom_regex_label_values('req', 'instance', '(');
+
 DROP VIEW req_norm;
-DROP TABLE req, req_by_time, req_hashed, req_unanalyzed, req_series, req_samples;
-DROP FUNCTION explain, same;
+DROP TABLE req, req_by_time, req_hashed, req_unanalyzed, req_series, req_samples,
+	req_nocase;
+DROP COLLATION regress_nocase;
+DROP FUNCTION explain, same, estimated_rows;
