@@ -347,12 +347,8 @@ add_text_series(AggState *state, int nlabels, const PromLabelRef *labels,
 															 labels[i].value_len));
 	}
 	layout = find_layout(state, nlabels, names, name_lens, kinds, types, true);
-	for (i = 0; i < nsamples; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		PromSeriesSetAdd(state->set, layout->layout, datums, isnull,
-						 samples[i].t, samples[i].v);
-	}
+	PromSeriesSetAddRun(state->set, layout->layout, datums, isnull, samples,
+						nsamples);
 	for (i = 0; i < nlabels; i++)
 		pfree(DatumGetPointer(datums[i]));
 }

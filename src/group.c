@@ -33,6 +33,10 @@
  *    room in its head, so its rows leave step 1 for add_row, which drops
  *    them.
  *
+ * Samples known to be of one series (a chunk of a shard's answer, a series
+ * of another aggregate state) are added as a run (PromSeriesSetAddRun): the
+ * first as a row, the others appended to its series at step 7.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -592,6 +596,17 @@ reset_row_context(PromSeriesSet *set)
 	}
 }
 
+/* Raise the error of a set that would hold more than its samples' limit. */
+static pg_noinline void
+sample_limit_exceeded(const PromSeriesSet *set)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("query exceeded the sample limit of " INT64_FORMAT " samples",
+					set->max_samples),
+			 errhint("Select fewer series or a shorter time range, or raise \"promread.max_samples\".")));
+}
+
 /*
  * Add a row that the usual row's path did not (PromSeriesSetAdd); matched:
  * its image matched, but its sample did not fit that path.
@@ -604,11 +619,7 @@ add_row(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	PromSeries *series = previous;
 
 	if (unlikely(++set->nsamples > set->max_samples))
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("query exceeded the sample limit of " INT64_FORMAT " samples",
-						set->max_samples),
-				 errhint("Select fewer series or a shorter time range, or raise \"promread.max_samples\".")));
+		sample_limit_exceeded(set);
 
 	/* is it a row of the series of the row before, by keys? */
 	if (!matched)
@@ -709,6 +720,41 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 		}
 	}
 	add_row(set, layout, values, isnull, t, v, matched);
+}
+
+/*
+ * Add samples that are all of one series, such as a chunk's: the first as
+ * a row (PromSeriesSetAdd, with the labels), the others straight to the
+ * series it went to, without their labels being compared again.  A sample
+ * not later than the one before marks the series for sorting, as a row's.
+ */
+void
+PromSeriesSetAddRun(PromSeriesSet *set, PromLayout *layout,
+					const Datum *values, const bool *isnull,
+					const PromSample *samples, int64 nsamples)
+{
+	PromSeries *series;
+	int64		i;
+
+	if (nsamples == 0)
+		return;
+	PromSeriesSetAdd(set, layout, values, isnull, samples[0].t, samples[0].v);
+	if (set->holding != NULL)
+		(void) place_held_rows(set);
+	series = set->last;
+	if (series->rejected)
+		return;
+	if (nsamples - 1 > set->max_samples - set->nsamples)
+		sample_limit_exceeded(set);
+	set->nsamples += nsamples - 1;
+	for (i = 1; i < nsamples; i++)
+	{
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		append_sample(set, series, samples[i].t <= set->last_t,
+					  samples[i].t, samples[i].v);
+		set->last_t = samples[i].t;
+	}
 }
 
 /* Place the rows the set holds, before anything reads its series. */

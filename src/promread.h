@@ -198,6 +198,9 @@ extern void PromLayoutAddFilter(PromSeriesSet *set, PromLayout *layout,
 extern void PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 							 const Datum *values, const bool *isnull,
 							 int64 t, double v);
+extern void PromSeriesSetAddRun(PromSeriesSet *set, PromLayout *layout,
+								const Datum *values, const bool *isnull,
+								const PromSample *samples, int64 nsamples);
 extern void PromSeriesSetFinish(PromSeriesSet *set);
 extern void PromSeriesSetFree(PromSeriesSet *set);
 extern Size PromSeriesSetArenaBytes(const PromSeriesSet *set);

@@ -44,8 +44,8 @@
  *    protobuf, each chunk, the label names (those of the metric's label
  *    columns, each once) and the values (valid UTF-8) are checked, and an
  *    error names the partition.  Its series go into the set through a
- *    layout of the label columns read as text, __name__ the metric's, one
- *    lookup a series and then one sample at a time on the set's fast path.
+ *    layout of the label columns read as text, __name__ the metric's: a
+ *    lookup a chunk, its samples then appended to the series found.
  *    A series that several shards answer (time partitions) is merged by
  *    the set, and its samples sorted by time at the end, as rows are.
  *
@@ -294,8 +294,8 @@ set_series_labels(ShardReceiver *receiver, const Prometheus__ChunkedSeries *seri
 
 /*
  * Add one series of a partition's answer to the set: its labels set the
- * receiver's values (in the frame's context), its chunks' samples are
- * added one by one.
+ * receiver's values (in the frame's context), each chunk's samples are
+ * added as a run of that series.
  */
 static void
 add_series(void *arg, int64 query_index,
@@ -315,11 +315,9 @@ add_series(void *arg, int64 query_index,
 		PromSample *samples = PromDecodeChunk(chunk->type, wire_bytes(chunk->data),
 											  chunk->data.len, frame, k,
 											  &nsamples);
-		int			i;
 
-		for (i = 0; i < nsamples; i++)
-			PromSeriesSetAdd(receiver->set, receiver->layout, receiver->values,
-							 receiver->isnull, samples[i].t, samples[i].v);
+		PromSeriesSetAddRun(receiver->set, receiver->layout, receiver->values,
+							receiver->isnull, samples, nsamples);
 		pfree(samples);
 	}
 }
