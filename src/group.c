@@ -246,48 +246,6 @@ series_of_keys(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 	return number;
 }
 
-/* Store a sample in a series' last block, which has room for it. */
-static inline void
-store_sample(PromSeries *series, PromSampleBlock *block, int64 base, int64 t,
-			 double v)
-{
-	PromBlockStore(block, base, block->count, t, v);
-
-	/*
-	 * When series interleave, each row's sample goes to another series'
-	 * block, and the hardware's prefetcher, which follows a few streams of
-	 * stores, does not follow a thousand: every fifth row of a series would
-	 * store into a line not in the cache, a miss whose cost shows as a
-	 * slower executor.  So each sample stored asks for the line after its
-	 * own, which the series' next rows fill (the address may lie past the
-	 * block, which only wastes the request: a prefetch does not fault).
-	 */
-	PromPrefetchForWrite((char *) &block->samples[block->count] +
-						 PROM_CACHE_LINE);
-	block->count++;
-	series->nsamples++;
-	/* its time's bytes are counted when the set is finished */
-	series->message_bytes += WIRE_SAMPLE_HEADER_SIZE + wire_sample_value_size(v);
-}
-
-/* Append a sample to a series; late: not after the one appended last. */
-static inline void
-append_sample(PromSeriesSet *set, PromSeries *series, bool late, int64 t,
-			  double v)
-{
-	PromSampleBlock *block = series->tail;
-	int64		base = PromBlockBase(series, block);
-
-	if (late && !series->needs_sort)
-		PromMarkUnsorted(set, series);
-	if (unlikely(block->count == block->capacity || !PromBaseHolds(base, t)))
-	{
-		block = PromSeriesGrowSamples(set, series, t);
-		base = PromBlockBase(series, block);
-	}
-	store_sample(series, block, base, t, v);
-}
-
 /*
  * Look up the newest series, made without a lookup (series_of_keys), in the
  * index, now that its slot has had time to come: put it there, or, when the
@@ -347,7 +305,7 @@ index_newest_series(PromSeriesSet *set)
 		PromSeriesCopySamples(newest, samples);
 		PromArenaRewind(set->arena, newest);
 		for (i = 0; i < n; i++)
-			append_sample(set, into, PromSeriesSampleIsLate(into, samples[i].t),
+			PromAppendSample(set, into, PromSeriesSampleIsLate(into, samples[i].t),
 						  samples[i].t, samples[i].v);
 		pfree(samples);
 	}
@@ -503,7 +461,7 @@ place_held_rows(PromSeriesSet *set)
 		if (previous != NULL)
 			previous->successor = number;
 		if (likely(!series->rejected))
-			append_sample(set, series, PromSeriesSampleIsLate(series, row->t),
+			PromAppendSample(set, series, PromSeriesSampleIsLate(series, row->t),
 						  row->t, row->v);
 		else
 			set->nsamples--;
@@ -668,7 +626,7 @@ add_row(PromSeriesSet *set, PromLayout *layout, const Datum *values,
 		set->nsamples--;
 		return;
 	}
-	append_sample(set, series,
+	PromAppendSample(set, series,
 				  series == previous ? t <= set->last_t :
 				  PromSeriesSampleIsLate(series, t),
 				  t, v);
@@ -714,7 +672,7 @@ PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 		if (likely(block->count < block->capacity && PromBaseHolds(base, t)))
 		{
 			set->nsamples++;
-			store_sample(series, block, base, t, v);
+			PromStoreSample(series, block, base, t, v);
 			set->last_t = t;
 			return;
 		}
@@ -751,7 +709,7 @@ PromSeriesSetAddRun(PromSeriesSet *set, PromLayout *layout,
 	{
 		if ((i & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		append_sample(set, series, samples[i].t <= set->last_t,
+		PromAppendSample(set, series, samples[i].t <= set->last_t,
 					  samples[i].t, samples[i].v);
 		set->last_t = samples[i].t;
 	}

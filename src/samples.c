@@ -277,7 +277,7 @@ PromMarkUnsorted(PromSeriesSet *set, PromSeries *series)
 /*
  * Add the bytes of a series' sample times to its message size, when its set
  * is finished (order.c): as it is stored, a sample counts the rest of its
- * field (store_sample), not its time's varint, whose size is one for all the
+ * field (PromStoreSample, series_set.h), not its time's varint, whose size is one for all the
  * times a block can hold but near the ends of varint sizes (in 1970 and
  * 1971, in 2109) or about time 0: those of such a block count one by one.
  */
