@@ -34,6 +34,7 @@
 #include "access/sysattr.h"
 #include "catalog/pg_type.h"
 #include "commands/copy.h"
+#include "common/int.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
