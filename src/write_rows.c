@@ -13,11 +13,15 @@
  *    it, from a stream of COPY's binary format built here: the caller's
  *    INSERT privilege checked as COPY checks it, then rows in batches, with
  *    triggers, constraints and partition routing.  Each series' label
- *    fields are built once, then copied into each of its rows.
+ *    fields are built once, then copied into each of its rows.  A trigger
+ *    of the relation may call prom_remote_write again: the stream COPY
+ *    reads is the call's own, and the outer call's is put back when the
+ *    inner one ends, by error too.
  * 3. What COPY cannot write (views, foreign tables, tables under row-level
  *    security, whose WITH CHECK policies COPY does not apply, value columns
  *    other than float8, labels of types whose binary input is not their
- *    text) gets one INSERT ... SELECT FROM ROWS FROM (unnest($1),
+ *    text, labels in a session whose client_encoding is not the database's,
+ *    from which binary input would convert them) gets one INSERT ... SELECT FROM ROWS FROM (unnest($1),
  *    unnest($2), ...) through SPI instead, the times, values and label
  *    values bound as arrays (a series' label text once, shared by its rows).
  *
@@ -38,6 +42,7 @@
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_relation.h"
@@ -228,18 +233,29 @@ insert_statement(const PromWriteGroup *group, const PromMetricEntry *entry,
 	return insert.data;
 }
 
-/* The COPY stream that copy_source hands to COPY, and how much it read. */
-static const StringInfoData *copy_stream;
-static int	copy_stream_read;
+/* A COPY stream being read: its bytes, and how many COPY has read. */
+typedef struct CopySource
+{
+	const StringInfoData *stream;
+	int			read;
+} CopySource;
 
-/* COPY's data source callback: the next bytes of copy_stream. */
+/*
+ * The stream of the COPY in progress.  COPY's data source callback takes no
+ * argument, so it reads this; a trigger fired by that COPY may call
+ * prom_remote_write again, whose own COPY replaces it for its duration and
+ * puts the outer one back when it ends, however it ends (copy_group).
+ */
+static CopySource *copy_current;
+
+/* COPY's data source callback: the next bytes of copy_current's stream. */
 static int
 copy_source(void *outbuf, int minread, int maxread)
 {
-	int			n = Min(maxread, copy_stream->len - copy_stream_read);
+	int			n = Min(maxread, copy_current->stream->len - copy_current->read);
 
-	memcpy(outbuf, copy_stream->data + copy_stream_read, n);
-	copy_stream_read += n;
+	memcpy(outbuf, copy_current->stream->data + copy_current->read, n);
+	copy_current->read += n;
 	return n;
 }
 
@@ -259,6 +275,10 @@ append_field(StringInfo out, const void *data, int len)
  * row-level security does not apply to the caller (COPY FROM cannot check
  * its policies), the value column is float8 and every label column one
  * whose binary input reads the label's text (text, varchar, name, enum).
+ * That input converts text from the session's client_encoding, so labels
+ * go through COPY only when that is the database's encoding (UTF-8, as the
+ * request's labels): otherwise COPY would store them converted, as if
+ * Prometheus had sent them in the client's encoding.
  */
 static bool
 copy_applies(const PromWriteGroup *group, const PromMetricEntry *entry, Relation rel)
@@ -277,7 +297,7 @@ copy_applies(const PromWriteGroup *group, const PromMetricEntry *entry, Relation
 
 		if (PromCatalogLabelIndex(entry, group->labels[i]) < 0)
 			continue;
-		if (attnum == InvalidAttrNumber)
+		if (attnum == InvalidAttrNumber || pg_get_client_encoding() != GetDatabaseEncoding())
 			return false;
 		type = get_atttype(entry->relid, attnum);
 		if (type != TEXTOID && type != VARCHAROID && type != NAMEOID && !type_is_enum(type))
@@ -362,6 +382,8 @@ copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation r
 	bool	   *has_column = palloc(sizeof(bool) * Max(group->nlabels, 1));
 	ListCell   *lc;
 	StringInfoData stream;
+	CopySource	source;
+	CopySource *outer;
 	CopyFromState cstate;
 	int			i;
 
@@ -385,13 +407,22 @@ copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation r
 
 	initStringInfo(&stream);
 	copy_rows(group, entry, time_type, has_column, list_length(attnames), &stream);
-	copy_stream = &stream;
-	copy_stream_read = 0;
-	cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, copy_source, attnames,
-						   list_make1(makeDefElem("format", (Node *) makeString("binary"), -1)));
-	CopyFrom(cstate);
-	EndCopyFrom(cstate);
-	copy_stream = NULL;
+	source.stream = &stream;
+	source.read = 0;
+	outer = copy_current;
+	copy_current = &source;
+	PG_TRY();
+	{
+		cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, copy_source, attnames,
+							   list_make1(makeDefElem("format", (Node *) makeString("binary"), -1)));
+		CopyFrom(cstate);
+		EndCopyFrom(cstate);
+	}
+	PG_FINALLY();
+	{
+		copy_current = outer;
+	}
+	PG_END_TRY();
 	free_parsestate(pstate);
 	CommandCounterIncrement();
 }
