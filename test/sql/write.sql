@@ -29,6 +29,14 @@ $$;
 CREATE FUNCTION wr_sample(ms bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
 	SELECT wire_field(2, '\x10'::bytea || wire_varint(ms))
 $$;
+-- a hand-made sample of any float8, its bits as they are (jsonb has no -0)
+CREATE FUNCTION wr_sample_value(ms bigint, value float8) RETURNS bytea
+	LANGUAGE sql IMMUTABLE AS $$
+	SELECT wire_field(2, '\x09'::bytea
+		|| (SELECT string_agg(substr(float8send(value), i, 1), ''::bytea ORDER BY i DESC)
+			FROM generate_series(1, 8) AS i)
+		|| '\x10'::bytea || wire_varint(ms))
+$$;
 CREATE FUNCTION wr_series(VARIADIC parts bytea[]) RETURNS bytea
 	LANGUAGE sql IMMUTABLE AS $$
 	SELECT wire_field(1, string_agg(p, ''::bytea ORDER BY i))
@@ -44,13 +52,17 @@ CREATE SCHEMA wr;
 SET promread.write_schema = wr;
 
 -- a new metric gets a table of its own: ts, value, a text column per label
--- (an empty label is absent); values are kept bit for bit
+-- (an empty label is absent); values are kept bit for bit (a -0 sent by
+-- hand, which jsonb cannot hold)
 SELECT try_json('[
   {"labels": {"__name__": "wr_up", "job": "node", "instance": "a:9100"},
    "samples": [[1700000000000, 1], [1700000015000, "StaleNaN"],
-               [1700000030000, "+Inf"], [1700000045000, -0.0]]},
+               [1700000030000, "+Inf"]]},
   {"labels": {"__name__": "wr_up", "job": "node", "instance": "b:9100", "zone": ""},
    "samples": [[1700000000000, 0.1]]}]');
+SELECT snappy_literal(wr_series(wr_label('__name__', 'wr_up'), wr_label('instance', 'a:9100'),
+	wr_label('job', 'node'), wr_sample_value(1700000045000, '-0'))) AS minus_zero \gset
+SELECT try_write(:'minus_zero');
 \d wr.wr_up
 SELECT metric, relation, time_column, value_column, label_columns, created_by_write
 FROM prom_metrics WHERE metric = 'wr_up';
@@ -67,7 +79,8 @@ SELECT wr_read('wr_up{rack="r1"}');
 SELECT prom_remote_read(prom_read_request('wr_up', '2023-11-14', '2023-11-15')) AS before \gset
 SELECT try_json('[{"labels": {"__name__": "wr_up", "job": "node", "instance": "a:9100"},
                    "samples": [[1700000000000, 1], [1700000015000, "StaleNaN"],
-                               [1700000030000, "+Inf"], [1700000045000, -0.0]]}]');
+                               [1700000030000, "+Inf"]]}]');
+SELECT try_write(:'minus_zero');
 SELECT count(*) AS rows_now_twice FROM wr.wr_up WHERE instance = 'a:9100';
 SELECT prom_remote_read(prom_read_request('wr_up', '2023-11-14', '2023-11-15')) = :'before'
 	AS same_answer;
@@ -212,5 +225,5 @@ DROP SCHEMA wr CASCADE;
 DROP TABLE wr_user;
 DROP TYPE wr_zone;
 DROP ROLE regress_writer, regress_intruder;
-DROP FUNCTION try_write, try_json, wr_label, wr_sample, wr_series, wr_read,
+DROP FUNCTION try_write, try_json, wr_label, wr_sample, wr_sample_value, wr_series, wr_read,
 	wire_varint, snappy_literal, wire_field, wire_matcher, wire_query;
