@@ -29,6 +29,7 @@
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "tcop/utility.h"
 #include "promread.h"
 #include "utils/acl.h"
@@ -752,6 +753,19 @@ PromCatalogLockForWrite(void)
 
 	prevent_catalog_write_if_read_only("prom_remote_write()");
 	table_close(open_catalog(CATALOG_WRITE_LOCK, &indexid), NoLock);
+}
+
+/*
+ * Release the catalog's write lock taken by PromCatalogLockForWrite, when
+ * nothing was changed under it: held on, it would make a DROP of a metric's
+ * relation (whose event trigger writes the catalog) wait for this writer,
+ * which may be waiting for that relation's lock: a deadlock.
+ */
+void
+PromCatalogUnlockForWrite(void)
+{
+	UnlockRelationOid(get_relname_relid(CATALOG_TABLE, PromExtensionNamespace()),
+					  CATALOG_WRITE_LOCK);
 }
 
 /*

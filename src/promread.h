@@ -40,6 +40,7 @@ extern bool promread_write_create_metrics;
 extern char *promread_write_schema;
 extern int	promread_write_unknown_labels;
 extern int	promread_write_unsupported;
+extern int	promread_write_invalid;
 
 /* What remote write does with what it cannot store. */
 typedef enum PromWriteRefusal
@@ -109,6 +110,7 @@ extern char *PromQuotedRelationName(Oid relid);
 extern Oid	PromExtensionNamespace(void);
 extern int	PromCatalogLabelIndex(const PromMetricEntry *entry, const char *label);
 extern void PromCatalogLockForWrite(void);
+extern void PromCatalogUnlockForWrite(void);
 extern void PromCatalogStoreCreated(const char *metric, Oid relid,
 									const char *time_column,
 									const char *value_column,
@@ -320,7 +322,7 @@ typedef struct PromWriteGroup
 } PromWriteGroup;
 
 extern PromWriteRequest *PromDecodeWriteRequest(const char *body, Size len);
-extern void PromWriteGroupRows(const PromWriteGroup *group,
+extern bool PromWriteGroupRows(const PromWriteGroup *group,
 							   const PromMetricEntry *entry);
 
 /*---- Time conversions ----*/

@@ -20,18 +20,51 @@
  *    relation it refuses the request (42703) unless
  *    promread.write_unknown_labels is "drop".
  * 4. Each metric's samples are written by write_rows.c: through COPY FROM
- *    into tables, through INSERT into the rest.
+ *    into tables, through INSERT into the rest.  A relation dropped (or a
+ *    metric registered again) by another session after the metric was
+ *    looked up is not an error: the metric is looked up again, and its
+ *    table created again when remote write may create it; only when that
+ *    keeps happening does the request fail, with 40001.
  *
- * Everything happens in the caller's transaction, so a request that fails
- * writes nothing.  Prometheus retries a request that failed with a 5xx;
- * rows written twice read as once, because a read keeps the last sample of
- * equal times.  The metadata of metric families is kept in
+ * Failures and what Prometheus makes of them.  Everything happens in the
+ * caller's transaction, so a request that fails writes nothing, and a
+ * request retried writes what it would have written the first time (rows
+ * written twice read as once, because a read keeps the last sample of equal
+ * times).  Prometheus retries a request answered with a 5xx and drops one
+ * answered with a 4xx, every metric of it.  So the question for each
+ * failure is whether a retry may succeed:
+ *
+ * - A retry may succeed when the server's state is at fault: a relation
+ *   that another session dropped or registered again (handled here, as in
+ *   step 4), a lock or statement timeout, a deadlock, a serialization
+ *   failure (classes 40, 55, 57: PostgREST's 500), resources (53: 503).
+ *   The request fails whole with that SQLSTATE and is retried; never
+ *   with 42P01, which PostgREST answers with 404.
+ * - A retry can never succeed when the samples are at fault: a data
+ *   exception (class 22: a time out of range, a label value that does not
+ *   fit its column or enum) or an integrity constraint violation (class
+ *   23).  By default (promread.write_invalid = error) the request is
+ *   refused whole with that SQLSTATE, a 4xx.  With "drop", each metric is
+ *   written in a subtransaction, and a metric whose write fails so is
+ *   rolled back alone, a WARNING counting its series and samples and
+ *   giving the error: the others are written and the request succeeds.
+ *   Being decided by the data, the same metrics are dropped on a retry.
+ * - Everything else (no privilege, no registration while
+ *   promread.write_create_metrics is off, a relation that is no longer
+ *   fit for its registration) is the configuration's fault: the request
+ *   fails whole with its SQLSTATE whatever promread.write_invalid says, so
+ *   that an operator sees it.
+ *
+ * A request is never written in part and then failed: a failure either
+ * rolls back the whole request or, for a metric dropped, exactly that
+ * metric's rows.  The metadata of metric families is kept in
  * prom_metric_metadata (catalog.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
@@ -50,6 +83,9 @@ PG_FUNCTION_INFO_V1(prom_remote_write);
 /* The columns of a table that remote write creates, besides its labels. */
 #define CREATED_TIME_COLUMN		"ts"
 #define CREATED_VALUE_COLUMN	"value"
+
+/* How many times to look a metric up while its relation is dropped under the write. */
+#define LOOKUP_ATTEMPTS			10
 
 /* How many times to try the lock that adding label columns needs, 10 ms apart. */
 #define NEW_COLUMN_LOCK_ATTEMPTS	100
@@ -151,7 +187,11 @@ create_metric(const char *metric, const char *const *labels, int nlabels)
 	PromCatalogLockForWrite();
 	entry = PromCatalogFind(metric);
 	if (entry != NULL)
+	{
+		/* another writer created it meanwhile: nothing to change */
+		PromCatalogUnlockForWrite();
 		return entry;
+	}
 
 	nspid = get_namespace_oid(promread_write_schema, false);
 	table = created_table_name(metric);
@@ -229,8 +269,9 @@ lock_for_new_columns(const PromMetricEntry *entry)
 
 /*
  * Add a text column for each label that a table remote write made has no
- * column for, and register them; returns the new registration.  The
- * catalog's write lock serializes writers adding labels to one metric.
+ * column for, and register them; returns the new registration, or NULL
+ * when the table was dropped or the metric registered again meanwhile.
+ * The catalog's write lock serializes writers adding labels to one metric.
  */
 static PromMetricEntry *
 add_label_columns(const PromMetricEntry *entry, const char *const *labels,
@@ -245,16 +286,16 @@ add_label_columns(const PromMetricEntry *entry, const char *const *labels,
 	PromCatalogLockForWrite();
 	current = PromCatalogFind(entry->metric);
 	if (current == NULL || current->relid != entry->relid)
-		ereport(ERROR,
-				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("metric \"%s\" was registered again while remote write was adding labels",
-						entry->metric)));
+	{
+		PromCatalogUnlockForWrite();
+		return NULL;
+	}
 	lock_for_new_columns(current);
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(current->relid)))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("the relation of metric \"%s\" no longer exists",
-						entry->metric)));
+	{
+		PromCatalogUnlockForWrite();
+		return NULL;
+	}
 	relation = PromQuotedRelationName(current->relid);
 
 	columns = palloc(sizeof(char *) * (current->nlabels + nlabels));
@@ -277,8 +318,9 @@ add_label_columns(const PromMetricEntry *entry, const char *const *labels,
 
 /*
  * The registration of a group's metric, with a column for every label its
- * series carry that can have one: created, extended, or as registered.
- * Labels without a column refuse the request unless they may be dropped.
+ * series carry that can have one: created, extended, or as registered; or
+ * NULL when its table went away while columns were added to it.  Labels
+ * without a column refuse the request unless they may be dropped.
  */
 static PromMetricEntry *
 metric_entry(const PromWriteGroup *group)
@@ -304,7 +346,11 @@ metric_entry(const PromWriteGroup *group)
 			(!entry->created_by_write || label_fits_created_table(group->labels[i])))
 			missing[nmissing++] = group->labels[i];
 	if (nmissing > 0 && entry->created_by_write)
+	{
 		entry = add_label_columns(entry, missing, nmissing);
+		if (entry == NULL)
+			return NULL;
+	}
 
 	for (i = 0; i < group->nlabels; i++)
 		if (PromCatalogLabelIndex(entry, group->labels[i]) < 0 &&
@@ -315,6 +361,104 @@ metric_entry(const PromWriteGroup *group)
 							group->metric, group->labels[i]),
 					 errhint("Add the column and register the relation again, or set promread.write_unknown_labels to drop.")));
 	return entry;
+}
+
+/*
+ * Write the samples of a group into its metric's relation.  When that
+ * relation was dropped, or the metric registered again, between looking the
+ * metric up and locking its relation, the metric is looked up again (and
+ * its table created again, when remote write may create it), a few times
+ * before the request fails with 40001, which Prometheus retries.
+ */
+static void
+write_metric(const PromWriteGroup *group)
+{
+	int			attempt;
+
+	for (attempt = 1;; attempt++)
+	{
+		PromMetricEntry *entry = metric_entry(group);
+
+		if (entry != NULL && PromWriteGroupRows(group, entry))
+			return;
+		if (attempt >= LOOKUP_ATTEMPTS)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("the relation of metric \"%s\" changed while remote write wrote into it",
+							group->metric),
+					 errdetail("It was dropped or registered again %d times.", attempt),
+					 errhint("The request can be retried.")));
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Can a write that failed with this SQLSTATE never succeed, whenever it is
+ * tried again?  A data exception (a time out of range, a label value that
+ * does not fit its column) or an integrity constraint violation: the
+ * samples, not the state of the server, are at fault.
+ */
+static bool
+never_writable(int sqlerrcode)
+{
+	return ERRCODE_TO_CATEGORY(sqlerrcode) == ERRCODE_DATA_EXCEPTION ||
+		ERRCODE_TO_CATEGORY(sqlerrcode) == ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION;
+}
+
+/* Say that a group's samples were dropped, and the error that refused them. */
+static void
+warn_dropped(const PromWriteGroup *group, const ErrorData *edata)
+{
+	int64		nsamples = 0;
+	int			i;
+
+	for (i = 0; i < group->nseries; i++)
+		nsamples += group->series[i]->nsamples;
+	ereport(WARNING,
+			(errcode(edata->sqlerrcode),
+			 errmsg("remote write dropped %d series (%lld samples) of metric \"%s\"",
+					group->nseries, (long long) nsamples, group->metric),
+			 errdetail("Writing them failed: %s.", edata->message),
+			 errhint("promread.write_invalid is drop: the other metrics of the request were written.")));
+}
+
+/*
+ * Write a group in a subtransaction, for promread.write_invalid = drop: if
+ * its samples can never be written, what it wrote is rolled back and a
+ * WARNING says what was dropped and why.  Any other error fails the
+ * request, with its own SQLSTATE.
+ */
+static void
+write_metric_or_drop(const PromWriteGroup *group)
+{
+	MemoryContext context = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	ErrorData  *volatile edata = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(context);
+	PG_TRY();
+	{
+		write_metric(group);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(context);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(context);
+	CurrentResourceOwner = owner;
+
+	if (edata == NULL)
+		return;
+	if (!never_writable(edata->sqlerrcode))
+		ReThrowError(edata);
+	warn_dropped(group, edata);
+	FreeErrorData(edata);
 }
 
 /*
@@ -371,7 +515,10 @@ prom_remote_write(PG_FUNCTION_ARGS)
 			i++;
 		}
 		collect_labels(&group);
-		PromWriteGroupRows(&group, metric_entry(&group));
+		if (promread_write_invalid == PROM_WRITE_DROP)
+			write_metric_or_drop(&group);
+		else
+			write_metric(&group);
 	}
 	for (i = 0; i < request->nmetadata; i++)
 	{

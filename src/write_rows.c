@@ -6,9 +6,9 @@
  *
  * 1. The relation is locked and checked to still exist and to be the one
  *    its metric is registered for, as registered when the request began
- *    (another session may have registered the metric again meanwhile: 40001,
- *    which Prometheus retries); its time column must still be of a time
- *    type.
+ *    (another session may have dropped it or registered the metric again
+ *    meanwhile: then nothing is written, and remote_write.c looks the
+ *    metric up again); its time column must still be of a time type.
  * 2. A table (or partitioned table) is written as the COPY command writes
  *    it, from a stream of COPY's binary format built here: the caller's
  *    INSERT privilege checked as COPY checks it, then rows in batches, with
@@ -476,9 +476,11 @@ same_registration(const PromMetricEntry *before, const PromMetricEntry *now)
 
 /*
  * Write the samples of a group's series into its registered relation,
- * locked first and checked to still exist, by COPY where it applies.
+ * locked first, by COPY where it applies.  Returns false, having written
+ * nothing, when the relation was dropped or the metric registered again
+ * while the lock was waited for: the caller looks the metric up again.
  */
-void
+bool
 PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 {
 	Relation	rel;
@@ -488,16 +490,12 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 
 	rel = try_relation_open(entry->relid, RowExclusiveLock);
 	if (rel == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("the relation of metric \"%s\" no longer exists",
-						entry->metric)));
+		return false;
 	if (!same_registration(entry, PromCatalogFind(entry->metric)))
-		ereport(ERROR,
-				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("metric \"%s\" was registered again while remote write waited for its relation",
-						entry->metric),
-				 errhint("The request can be retried.")));
+	{
+		relation_close(rel, RowExclusiveLock);
+		return false;
+	}
 	time_type = column_base_type(entry->relid, entry->time_column, entry->metric);
 	if (time_type != TIMESTAMPTZOID && time_type != TIMESTAMPOID && time_type != INT8OID)
 		ereport(ERROR,
@@ -523,4 +521,5 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 			insert_group(group, entry, time_type, nrows);
 	}
 	relation_close(rel, NoLock);
+	return true;
 }
