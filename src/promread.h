@@ -26,6 +26,7 @@
 #include "nodes/pg_list.h"
 #include "prom_regex.h"
 #include "utils/hsearch.h"
+#include "utils/relcache.h"
 
 /*---- GUC variables (promread.c) ----*/
 
@@ -108,12 +109,12 @@ extern PromMetricEntry *PromCatalogFind(const char *metric);
 extern char *PromQuotedRelationName(Oid relid);
 extern Oid	PromExtensionNamespace(void);
 extern int	PromCatalogLabelIndex(const PromMetricEntry *entry, const char *label);
-extern void PromCatalogLockForWrite(void);
+extern void PromCatalogLockForWrite(const char *metric);
 extern void PromCatalogStoreCreated(const char *metric, Oid relid,
 									const char *time_column,
 									const char *value_column,
 									const char *const *labels, int nlabels);
-extern void PromMetadataStore(const char *family, const char *type,
+extern bool PromMetadataStore(const char *family, const char *type,
 							  const char *help, const char *unit);
 
 /*---- Arenas (arena.c) ----*/
@@ -268,7 +269,7 @@ extern void PromAppendChunkedResult(struct PromBuffer *buf,
 									int64 query_index);
 extern uint32 PromCrc32c(const char *data, Size len);
 
-/*---- Remote write (write_request.c, remote_write.c, write_rows.c) ----*/
+/*---- Remote write (write_request.c, remote_write.c, write_rows.c, write_trust.c) ----*/
 
 /* A label of a written series, its value borrowed from the request. */
 typedef struct PromWriteLabel
