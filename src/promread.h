@@ -41,6 +41,7 @@ extern bool promread_write_create_metrics;
 extern char *promread_write_schema;
 extern int	promread_write_unknown_labels;
 extern int	promread_write_unsupported;
+extern char *promread_write_trusted_owners;
 
 /* What remote write does with what it cannot store. */
 typedef enum PromWriteRefusal
@@ -323,6 +324,7 @@ typedef struct PromWriteGroup
 extern PromWriteRequest *PromDecodeWriteRequest(const char *body, Size len);
 extern void PromWriteGroupRows(const PromWriteGroup *group,
 							   const PromMetricEntry *entry);
+extern void PromCheckWriteTrusted(Relation rel, const PromMetricEntry *entry);
 
 /*---- Time conversions ----*/
 
