@@ -608,6 +608,7 @@ prom_register(PG_FUNCTION_ARGS)
 	List	   *labels;
 	const char **label_names;
 	int			nlabels = 0;
+	PromMetricEntry *existing;
 	ListCell   *lc;
 
 	prevent_catalog_write_if_read_only("prom_register()");
@@ -672,6 +673,10 @@ prom_register(PG_FUNCTION_ARGS)
 	label_names = palloc(sizeof(char *) * Max(list_length(labels), 1));
 	foreach(lc, labels)
 		label_names[nlabels++] = ((RelColumn *) lfirst(lc))->name;
+	/* another role's entry is refused before the metric's lock is taken */
+	existing = PromCatalogFind(metric);
+	if (existing != NULL)
+		check_entry_owner(existing, "replace");
 	store_entry(metric, relid, time_column->name, value_column->name,
 				label_names, nlabels, false);
 	relation_close(rel, AccessShareLock);
