@@ -87,6 +87,13 @@ SELECT ws_try(ws_meta('ws_requests_total', 'Requests served.'));
 SELECT ws_try(ws_meta('ws_latency_seconds', 'Hijacked.'));
 SET ROLE regress_ws_writer;
 SELECT metric, help, writer FROM prom_metric_metadata ORDER BY metric;
+-- a second metric of the family that the other writer may not insert into
+SELECT ws_sample('ws_requests_total_created');
+SET ROLE regress_ws_other;
+SELECT ws_try(ws_meta('ws_requests_total', 'Not all of it.'));
+SET ROLE regress_ws_writer;
+SELECT ws_try(ws_meta('ws_requests_total', 'Requests, all of them.'));
+SELECT metric, help, writer FROM prom_metric_metadata ORDER BY metric;
 -- metadata that another role wrote before (0.3.0 let any role write it)
 -- is replaced by the metric's writer
 RESET ROLE;
@@ -158,6 +165,8 @@ CREATE TABLE ws_mallory.by_check (ts timestamptz, value float8, instance text,
 	CHECK (ws_mallory.steal_value() = 'x'));
 CREATE TABLE ws_mallory.by_index (ts timestamptz, value float8, instance text);
 CREATE INDEX ON ws_mallory.by_index (ws_mallory.ok(value));
+CREATE TABLE ws_mallory.by_builtin (ts timestamptz, value float8, instance text,
+	extra text DEFAULT set_config('application_name', 'pwned', false));
 CREATE DOMAIN ws_mallory.label AS text CHECK (ws_mallory.steal_value() = 'x');
 CREATE TABLE ws_mallory.by_domain (ts timestamptz, value float8, instance ws_mallory.label);
 CREATE VIEW ws_mallory.by_view AS SELECT * FROM ws_mallory.by_index;
@@ -167,7 +176,8 @@ CREATE TABLE ws_mallory.plain (ts timestamptz, value float8, instance text,
 CREATE INDEX ON ws_mallory.plain (instance, ts);
 SELECT prom_register(relation, 'ws_' || (SELECT relname FROM pg_class WHERE oid = relation))
 FROM unnest('{ws_mallory.by_rule, ws_mallory.by_policy, ws_mallory.by_default,
-              ws_mallory.by_check, ws_mallory.by_index, ws_mallory.by_domain, ws_mallory.by_view,
+              ws_mallory.by_check, ws_mallory.by_index, ws_mallory.by_builtin,
+              ws_mallory.by_domain, ws_mallory.by_view,
               ws_mallory.plain}'::regclass[]) AS relation;
 GRANT INSERT ON ALL TABLES IN SCHEMA ws_mallory TO PUBLIC;
 RESET ROLE;
@@ -178,10 +188,11 @@ SELECT ws_sample('ws_node_load1');
 SELECT metric, substring(r FROM '^\S+') || coalesce(' ' || substring(r FROM 'would run (.*) of role'), '')
 	AS refused
 FROM unnest('{ws_node_load1, ws_by_rule, ws_by_policy, ws_by_default, ws_by_check,
-              ws_by_index, ws_by_domain, ws_by_view, ws_plain}'::text[]) AS metric,
+              ws_by_index, ws_by_builtin, ws_by_domain, ws_by_view, ws_plain}'::text[]) AS metric,
 	LATERAL ws_sample(metric) AS r;
 RESET ROLE;
 SELECT count(*) AS nothing_stolen FROM ws_mallory.loot;
+SHOW application_name;
 SELECT count(*) AS none_written FROM ws_mallory.node_load1;
 SELECT count(*) AS plain_written FROM ws_mallory.plain;
 
