@@ -18,7 +18,6 @@
 #include "postgres.h"
 
 #include "access/genam.h"
-#include "common/hashfn.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
@@ -28,6 +27,7 @@
 #include "catalog/objectaddress.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "tcop/utility.h"
@@ -515,8 +515,8 @@ check_entry_owner(const PromMetricEntry *entry, const char *action)
 /*
  * Insert a row into one of the extension's tables, opened and locked by the
  * caller, or replace the row of the same key (a text first column) when
- * may_replace says so (or is NULL), as committed now; then close the table, its lock
- * kept, and make the change visible.
+ * may_replace says so (or is NULL), as committed now; then close the table,
+ * its lock kept, and make the change visible.
  */
 static void
 store_row(Relation rel, Oid indexid, const char *key_text, Datum *values,

@@ -260,7 +260,8 @@ add_label_columns(const PromMetricEntry *entry, const char *const *labels,
 	const char *relation;
 	int			i;
 
-	if (!pg_class_ownercheck(entry->relid, GetUserId()))
+	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->relid)) &&
+		!pg_class_ownercheck(entry->relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER,
 					   get_relkind_objtype(get_rel_relkind(entry->relid)),
 					   get_rel_name(entry->relid));
