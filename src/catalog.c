@@ -27,11 +27,13 @@
 #include "catalog/objectaddress.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "tcop/utility.h"
 #include "promread.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -46,11 +48,12 @@
 #define CATALOG_INDEX		"prom_metric_catalog_pkey"
 
 /*
- * The lock that writers of the catalog take, held until their transaction
- * ends: it conflicts with itself, so that two writers of one entry do not
- * update the same row at once, and not with readers.
+ * Writers of the catalog, and of the metadata table, open it with a lock
+ * that conflicts with no reader and no other writer, and take, until their
+ * transaction ends, a lock of the name whose row they change (lock_name):
+ * two writers of one metric take turns, writers of others do not wait.
  */
-#define CATALOG_WRITE_LOCK	ShareRowExclusiveLock
+#define CATALOG_WRITE_LOCK	RowExclusiveLock
 
 /* Columns of the catalog table. */
 enum
@@ -127,6 +130,26 @@ open_extension_table(const char *table, const char *index, LOCKMODE lockmode,
 	if (!OidIsValid(relid) || !OidIsValid(*indexid))
 		elog(ERROR, "promread table %s is missing", table);
 	return table_open(relid, lockmode);
+}
+
+/* The OID that stands for a name in its lock: a hash of the name. */
+static Oid
+name_lock_id(const char *name)
+{
+	return (Oid) hash_bytes((const unsigned char *) name, (int) strlen(name));
+}
+
+/*
+ * Take the lock of a name (a metric, or a metric family) of one of the
+ * extension's tables, opened by the caller, until the transaction ends.
+ * It is the lock of an object that is no object, the table's OID standing
+ * for its class and a hash of the name for its OID: two names whose hashes
+ * are equal only take turns.
+ */
+static void
+lock_name(Relation rel, const char *name)
+{
+	LockDatabaseObject(RelationGetRelid(rel), name_lock_id(name), 0, ExclusiveLock);
 }
 
 /* Open the catalog table and find its index. */
@@ -498,8 +521,8 @@ check_entry_owner(const PromMetricEntry *entry, const char *action)
 /*
  * Insert a row into one of the extension's tables, opened and locked by the
  * caller, or replace the row of the same key (a text first column) when
- * may_replace says so, as committed now; then close the table, its lock
- * kept, and make the change visible.
+ * may_replace says so (or is NULL), as committed now; then close the table,
+ * its lock kept, and make the change visible.
  */
 static void
 store_row(Relation rel, Oid indexid, const char *key_text, Datum *values,
@@ -516,7 +539,7 @@ store_row(Relation rel, Oid indexid, const char *key_text, Datum *values,
 	old = systable_getnext(scan);
 	if (!HeapTupleIsValid(old))
 		CatalogTupleInsert(rel, tuple);
-	else if (may_replace(rel, old))
+	else if (may_replace == NULL || may_replace(rel, old))
 		CatalogTupleUpdate(rel, &old->t_self, tuple);
 	systable_endscan(scan);
 	UnregisterSnapshot(snapshot);
@@ -570,6 +593,7 @@ store_entry(const char *metric, Oid relid, const char *time_column,
 	values[Anum_created_by_write - 1] = BoolGetDatum(created);
 
 	rel = open_catalog(CATALOG_WRITE_LOCK, &indexid);
+	lock_name(rel, metric);
 	store_row(rel, indexid, metric, values, isnull, may_replace_entry);
 }
 
@@ -590,6 +614,7 @@ prom_register(PG_FUNCTION_ARGS)
 	List	   *labels;
 	const char **label_names;
 	int			nlabels = 0;
+	PromMetricEntry *existing;
 	ListCell   *lc;
 
 	prevent_catalog_write_if_read_only("prom_register()");
@@ -654,6 +679,10 @@ prom_register(PG_FUNCTION_ARGS)
 	label_names = palloc(sizeof(char *) * Max(list_length(labels), 1));
 	foreach(lc, labels)
 		label_names[nlabels++] = ((RelColumn *) lfirst(lc))->name;
+	/* another role's entry is refused before the metric's lock is taken */
+	existing = PromCatalogFind(metric);
+	if (existing != NULL)
+		check_entry_owner(existing, "replace");
 	store_entry(metric, relid, time_column->name, value_column->name,
 				label_names, nlabels, false);
 	relation_close(rel, AccessShareLock);
@@ -662,12 +691,16 @@ prom_register(PG_FUNCTION_ARGS)
 
 /*
  * prom_unregister(metric) removes a metric from the catalog; true if it was
- * registered.  Only the owner of its relation (or a superuser) may.
+ * registered.  Only the owner of its relation (or a superuser) may.  The
+ * entry is looked up and its owner checked before the metric's lock is
+ * taken, so that a call for nothing, or by another role, keeps no writer
+ * waiting; then again under the lock.
  */
 Datum
 prom_unregister(PG_FUNCTION_ARGS)
 {
 	char	   *metric = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	PromMetricEntry *entry;
 	Relation	rel;
 	Oid			indexid;
 	ScanKeyData key;
@@ -677,7 +710,13 @@ prom_unregister(PG_FUNCTION_ARGS)
 	bool		found = false;
 
 	prevent_catalog_write_if_read_only("prom_unregister()");
+	entry = PromCatalogFind(metric);
+	if (entry == NULL)
+		PG_RETURN_BOOL(false);
+	check_entry_owner(entry, "unregister");
+
 	rel = open_catalog(CATALOG_WRITE_LOCK, &indexid);
+	lock_name(rel, metric);
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	scan = begin_catalog_scan(rel, indexid, metric, snapshot, &key);
 	tuple = systable_getnext(scan);
@@ -743,29 +782,33 @@ PromQuotedRelationName(Oid relid)
 }
 
 /*
- * Take the catalog's write lock until the transaction ends, so that two
- * writers do not create the same metric, or add the same label, at once.
+ * Take a metric's lock in the catalog until the transaction ends, so that
+ * two writers do not create the same metric, or add the same label, at
+ * once; writers of other metrics do not wait for it.
  */
 void
-PromCatalogLockForWrite(void)
+PromCatalogLockForWrite(const char *metric)
 {
 	Oid			indexid;
+	Relation	rel;
 
 	prevent_catalog_write_if_read_only("prom_remote_write()");
-	table_close(open_catalog(CATALOG_WRITE_LOCK, &indexid), NoLock);
+	rel = open_catalog(CATALOG_WRITE_LOCK, &indexid);
+	lock_name(rel, metric);
+	table_close(rel, NoLock);
 }
 
 /*
- * Release the catalog's write lock taken by PromCatalogLockForWrite, when
- * nothing was changed under it: held on, it would make a DROP of a metric's
- * relation (whose event trigger writes the catalog) wait for this writer,
- * which may be waiting for that relation's lock: a deadlock.
+ * Release a metric's lock taken by PromCatalogLockForWrite, when nothing was
+ * changed under it: a writer that found the metric made meanwhile, or its
+ * relation gone, lets other writers of the name go on at once.
  */
 void
-PromCatalogUnlockForWrite(void)
+PromCatalogUnlockForWrite(const char *metric)
 {
-	UnlockRelationOid(get_relname_relid(CATALOG_TABLE, PromExtensionNamespace()),
-					  CATALOG_WRITE_LOCK);
+	Oid			catalog = get_relname_relid(CATALOG_TABLE, PromExtensionNamespace());
+
+	UnlockDatabaseObject(catalog, name_lock_id(metric), 0, ExclusiveLock);
 }
 
 /*
@@ -781,25 +824,115 @@ PromCatalogStoreCreated(const char *metric, Oid relid, const char *time_column,
 	store_entry(metric, relid, time_column, value_column, labels, nlabels, true);
 }
 
-/* A family's metadata is replaced by its writer's roles only (or kept). */
-static bool
-may_replace_metadata(Relation rel, HeapTuple old)
-{
-	bool		isnull;
-	Oid			writer = DatumGetObjectId(heap_getattr(old, Anum_metadata_writer,
-													   RelationGetDescr(rel), &isnull));
+/*
+ * The suffixes that the names of a family's metrics add to the family's
+ * name: a counter's, a histogram's or a summary's series, an info metric's.
+ */
+static const char *const family_suffixes[] = {
+	"", "_total", "_bucket", "_count", "_sum", "_created", "_info",
+	"_gcount", "_gsum"
+};
 
-	return superuser() || has_privs_of_role(GetUserId(), writer);
+/* May the current user insert into a relation (all or some columns)? */
+static bool
+may_insert(Oid relid)
+{
+	Oid			user = GetUserId();
+
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		return false;
+	return pg_class_aclcheck(relid, user, ACL_INSERT) == ACLCHECK_OK ||
+		pg_attribute_aclcheck_all(relid, user, ACL_INSERT, ACLMASK_ANY) == ACLCHECK_OK;
+}
+
+/*
+ * May the current user write a metric family's metadata?  Only when at
+ * least one of the family's metrics (the family's name, or it with one of
+ * family_suffixes) is registered, and the user may insert into the
+ * relation of every one that is, as committed now.  A superuser may write
+ * the metadata of any family with a registered metric.  So metadata is
+ * written by who writes the metrics, and there is no more of it than there
+ * are registered families.
+ */
+static bool
+may_write_family(const char *family)
+{
+	Relation	rel;
+	Oid			indexid;
+	Snapshot	snapshot;
+	bool		registered = false;
+	bool		allowed = true;
+	int			i;
+
+	rel = open_catalog(AccessShareLock, &indexid);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	for (i = 0; i < (int) lengthof(family_suffixes) && allowed; i++)
+	{
+		char	   *name = psprintf("%s%s", family, family_suffixes[i]);
+		ScanKeyData key;
+		SysScanDesc scan = begin_catalog_scan(rel, indexid, name, snapshot, &key);
+		HeapTuple	tuple = systable_getnext(scan);
+
+		if (HeapTupleIsValid(tuple))
+		{
+			registered = true;
+			allowed = superuser() || may_insert(decode_entry(rel, tuple)->relid);
+		}
+		systable_endscan(scan);
+		pfree(name);
+	}
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+	return registered && allowed;
+}
+
+/* Does a family's metadata, as committed now, already say this? */
+static bool
+metadata_unchanged(const char *family, const char *type, const char *help,
+				   const char *unit)
+{
+	Relation	rel;
+	Oid			indexid;
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	bool		same = false;
+
+	rel = open_extension_table(METADATA_TABLE, METADATA_INDEX, AccessShareLock,
+							   &indexid);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	ScanKeyInit(&key, Anum_metadata_metric, BTEqualStrategyNumber, F_TEXTEQ,
+				CStringGetTextDatum(family));
+	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		Datum		values[Natts_metadata];
+		bool		isnull[Natts_metadata];
+
+		heap_deform_tuple(tuple, RelationGetDescr(rel), values, isnull);
+		same = !isnull[Anum_metadata_type - 1] && !isnull[Anum_metadata_help - 1] &&
+			!isnull[Anum_metadata_unit - 1] &&
+			strcmp(TextDatumGetCString(values[Anum_metadata_type - 1]), type) == 0 &&
+			strcmp(TextDatumGetCString(values[Anum_metadata_help - 1]), help) == 0 &&
+			strcmp(TextDatumGetCString(values[Anum_metadata_unit - 1]), unit) == 0;
+	}
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+	return same;
 }
 
 /*
  * Keep the metadata of a metric family (its type, help and unit), as the
- * last remote write sent it.  A family's metadata written by another role
- * is replaced only by a member of that role (or a superuser); otherwise the
- * new metadata is dropped.  Writers of metadata take turns (the table's
- * lock conflicts with itself), so that two do not insert one family.
+ * last remote write sent it, and the role that sent it; false when the
+ * current user may not write it (may_write_family), and nothing is stored.
+ * The right and whether anything changes are checked first, without the
+ * family's lock; the right again under it, which writers of one family take
+ * in turns (so that two do not insert one family).
  */
-void
+bool
 PromMetadataStore(const char *family, const char *type, const char *help,
 				  const char *unit)
 {
@@ -808,6 +941,11 @@ PromMetadataStore(const char *family, const char *type, const char *help,
 	Datum		values[Natts_metadata];
 	bool		isnull[Natts_metadata] = {0};
 
+	if (!may_write_family(family))
+		return false;
+	if (metadata_unchanged(family, type, help, unit))
+		return true;
+
 	values[Anum_metadata_metric - 1] = CStringGetTextDatum(family);
 	values[Anum_metadata_type - 1] = CStringGetTextDatum(type);
 	values[Anum_metadata_help - 1] = CStringGetTextDatum(help);
@@ -815,6 +953,13 @@ PromMetadataStore(const char *family, const char *type, const char *help,
 	values[Anum_metadata_writer - 1] = ObjectIdGetDatum(GetUserId());
 
 	rel = open_extension_table(METADATA_TABLE, METADATA_INDEX,
-							   ShareRowExclusiveLock, &indexid);
-	store_row(rel, indexid, family, values, isnull, may_replace_metadata);
+							   CATALOG_WRITE_LOCK, &indexid);
+	lock_name(rel, family);
+	if (!may_write_family(family))
+	{
+		table_close(rel, NoLock);
+		return false;
+	}
+	store_row(rel, indexid, family, values, isnull, NULL);
+	return true;
 }

@@ -13,6 +13,7 @@
 #include "promread.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/varlena.h"
 
 PG_MODULE_MAGIC;
 
@@ -30,6 +31,7 @@ char	   *promread_write_schema = NULL;
 int			promread_write_unknown_labels = PROM_WRITE_ERROR;
 int			promread_write_unsupported = PROM_WRITE_ERROR;
 int			promread_write_invalid = PROM_WRITE_ERROR;
+char	   *promread_write_trusted_owners = NULL;
 
 /* Values of promread.write_unknown_labels, write_unsupported, write_invalid. */
 static const struct config_enum_entry write_refusal_options[] = {
@@ -39,6 +41,21 @@ static const struct config_enum_entry write_refusal_options[] = {
 };
 
 void		_PG_init(void);
+
+/* promread.write_trusted_owners must be a list of role names. */
+static bool
+check_trusted_owners(char **newval, void **extra, GucSource source)
+{
+	char	   *copy = pstrdup(*newval);
+	List	   *names;
+	bool		ok = SplitIdentifierString(copy, ',', &names);
+
+	if (!ok)
+		GUC_check_errdetail("List syntax is invalid.");
+	list_free(names);
+	pfree(copy);
+	return ok;
+}
 
 /* Define the settings and install the executor hook. */
 void
@@ -128,6 +145,13 @@ _PG_init(void)
 							 PROM_WRITE_ERROR, write_refusal_options,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+	DefineCustomStringVariable("promread.write_trusted_owners",
+							   "Roles whose relations remote write writes into even when that runs their code.",
+							   "A comma-separated list of role names.  Remote write refuses a relation owned by another role, not a superuser nor listed here, when writing into it would run that role's triggers, rules, policies or expressions as the writer.",
+							   &promread_write_trusted_owners,
+							   "",
+							   PGC_SUSET, GUC_LIST_INPUT,
+							   check_trusted_owners, NULL, NULL);
 	MarkGUCPrefixReserved("promread");
 	PromScanInit();
 }

@@ -26,6 +26,7 @@
 #include "nodes/pg_list.h"
 #include "prom_regex.h"
 #include "utils/hsearch.h"
+#include "utils/relcache.h"
 
 /*---- GUC variables (promread.c) ----*/
 
@@ -41,6 +42,7 @@ extern char *promread_write_schema;
 extern int	promread_write_unknown_labels;
 extern int	promread_write_unsupported;
 extern int	promread_write_invalid;
+extern char *promread_write_trusted_owners;
 
 /* What remote write does with what it cannot store. */
 typedef enum PromWriteRefusal
@@ -109,13 +111,13 @@ extern PromMetricEntry *PromCatalogFind(const char *metric);
 extern char *PromQuotedRelationName(Oid relid);
 extern Oid	PromExtensionNamespace(void);
 extern int	PromCatalogLabelIndex(const PromMetricEntry *entry, const char *label);
-extern void PromCatalogLockForWrite(void);
-extern void PromCatalogUnlockForWrite(void);
+extern void PromCatalogLockForWrite(const char *metric);
+extern void PromCatalogUnlockForWrite(const char *metric);
 extern void PromCatalogStoreCreated(const char *metric, Oid relid,
 									const char *time_column,
 									const char *value_column,
 									const char *const *labels, int nlabels);
-extern void PromMetadataStore(const char *family, const char *type,
+extern bool PromMetadataStore(const char *family, const char *type,
 							  const char *help, const char *unit);
 
 /*---- Arenas (arena.c) ----*/
@@ -270,7 +272,7 @@ extern void PromAppendChunkedResult(struct PromBuffer *buf,
 									int64 query_index);
 extern uint32 PromCrc32c(const char *data, Size len);
 
-/*---- Remote write (write_request.c, remote_write.c, write_rows.c) ----*/
+/*---- Remote write (write_request.c, remote_write.c, write_rows.c, write_trust.c) ----*/
 
 /* A label of a written series, its value borrowed from the request. */
 typedef struct PromWriteLabel
@@ -324,6 +326,7 @@ typedef struct PromWriteGroup
 extern PromWriteRequest *PromDecodeWriteRequest(const char *body, Size len);
 extern bool PromWriteGroupRows(const PromWriteGroup *group,
 							   const PromMetricEntry *entry);
+extern void PromCheckWriteTrusted(Relation rel, const PromMetricEntry *entry);
 
 /*---- Time conversions ----*/
 

@@ -12,8 +12,9 @@
  *    gets a table of its own when promread.write_create_metrics is on:
  *    (ts timestamptz, value float8, one text column per label), created in
  *    promread.write_schema, owned by the writing role and registered as
- *    made by remote write.  The catalog's write lock is taken first and the
- *    registration looked up again, so two writers create it once.
+ *    made by remote write.  The metric's lock in the catalog is taken first
+ *    (by a role that may create the table only) and the registration looked
+ *    up again, so two writers create it once.
  * 3. A label the registration has no column for is added as a column to a
  *    table that remote write made (its exclusive lock is polled for, not
  *    queued for, so that reads are not held up behind it); on any other
@@ -57,8 +58,12 @@
  *
  * A request is never written in part and then failed: a failure either
  * rolls back the whole request or, for a metric dropped, exactly that
- * metric's rows.  The metadata of metric families is kept in
- * prom_metric_metadata (catalog.c).
+ * metric's rows.
+ *
+ * Metadata of metric families is kept in prom_metric_metadata (catalog.c)
+ * for the families whose metrics the writing role may write; the rest is
+ * counted in a NOTICE.  The families are taken in order of name, as the
+ * metrics are, so that two writers take the locks of names in one order.
  *
  *-------------------------------------------------------------------------
  */
@@ -66,6 +71,7 @@
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/objectaddress.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -73,6 +79,7 @@
 #include "promread.h"
 #include "storage/lmgr.h"
 #include "tcop/utility.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -99,6 +106,14 @@ series_metric_cmp(const void *a, const void *b)
 {
 	return strcmp((*(PromWriteSeries *const *) a)->metric,
 				  (*(PromWriteSeries *const *) b)->metric);
+}
+
+/* qsort comparator of metadata by family name. */
+static int
+metadata_family_cmp(const void *a, const void *b)
+{
+	return strcmp(((const PromWriteMetadata *) a)->family,
+				  ((const PromWriteMetadata *) b)->family);
 }
 
 /* qsort comparator of C strings. */
@@ -170,7 +185,8 @@ run_ddl(const char *sql)
  * Create, register and return the table of a metric that has no
  * registration, with a column for each of the labels; or return the
  * registration that another writer committed while this one waited for the
- * catalog's lock.
+ * metric's lock, taken only once the user is known to have the right to
+ * create tables in promread.write_schema.
  */
 static PromMetricEntry *
 create_metric(const char *metric, const char *const *labels, int nlabels)
@@ -184,16 +200,18 @@ create_metric(const char *metric, const char *const *labels, int nlabels)
 	int			ncolumns = 0;
 	int			i;
 
-	PromCatalogLockForWrite();
+	nspid = get_namespace_oid(promread_write_schema, false);
+	if (pg_namespace_aclcheck(nspid, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_SCHEMA, promread_write_schema);
+	PromCatalogLockForWrite(metric);
 	entry = PromCatalogFind(metric);
 	if (entry != NULL)
 	{
 		/* another writer created it meanwhile: nothing to change */
-		PromCatalogUnlockForWrite();
+		PromCatalogUnlockForWrite(metric);
 		return entry;
 	}
 
-	nspid = get_namespace_oid(promread_write_schema, false);
 	table = created_table_name(metric);
 	if (OidIsValid(get_relname_relid(table, nspid)))
 		ereport(ERROR,
@@ -271,7 +289,8 @@ lock_for_new_columns(const PromMetricEntry *entry)
  * Add a text column for each label that a table remote write made has no
  * column for, and register them; returns the new registration, or NULL
  * when the table was dropped or the metric registered again meanwhile.
- * The catalog's write lock serializes writers adding labels to one metric.
+ * The metric's lock, taken only by the table's owner, serializes writers
+ * adding labels to one metric.
  */
 static PromMetricEntry *
 add_label_columns(const PromMetricEntry *entry, const char *const *labels,
@@ -283,17 +302,22 @@ add_label_columns(const PromMetricEntry *entry, const char *const *labels,
 	const char *relation;
 	int			i;
 
-	PromCatalogLockForWrite();
+	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->relid)) &&
+		!pg_class_ownercheck(entry->relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER,
+					   get_relkind_objtype(get_rel_relkind(entry->relid)),
+					   get_rel_name(entry->relid));
+	PromCatalogLockForWrite(entry->metric);
 	current = PromCatalogFind(entry->metric);
 	if (current == NULL || current->relid != entry->relid)
 	{
-		PromCatalogUnlockForWrite();
+		PromCatalogUnlockForWrite(entry->metric);
 		return NULL;
 	}
 	lock_for_new_columns(current);
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(current->relid)))
 	{
-		PromCatalogUnlockForWrite();
+		PromCatalogUnlockForWrite(entry->metric);
 		return NULL;
 	}
 	relation = PromQuotedRelationName(current->relid);
@@ -473,6 +497,7 @@ prom_remote_write(PG_FUNCTION_ARGS)
 	MemoryContext old;
 	PromWriteRequest *request;
 	PromWriteSeries **sorted;
+	int			nrefused = 0;
 	int			i;
 
 	PreventCommandIfReadOnly("prom_remote_write()");
@@ -520,13 +545,23 @@ prom_remote_write(PG_FUNCTION_ARGS)
 		else
 			write_metric(&group);
 	}
+	qsort(request->metadata, request->nmetadata, sizeof(PromWriteMetadata),
+		  metadata_family_cmp);
 	for (i = 0; i < request->nmetadata; i++)
 	{
 		const PromWriteMetadata *m = &request->metadata[i];
 
-		PromMetadataStore(m->family, m->type, m->help, m->unit);
+		CHECK_FOR_INTERRUPTS();
+		if (!PromMetadataStore(m->family, m->type, m->help, m->unit))
+			nrefused++;
 	}
 	SPI_finish();
+	if (nrefused > 0)
+		ereport(NOTICE,
+				(errmsg_plural("metadata of %d metric family of the remote write request was not stored",
+							   "metadata of %d metric families of the remote write request was not stored",
+							   nrefused, nrefused),
+				 errdetail("A role writes the metadata of a family only when a metric of the family is registered and the role may insert into the relation of every such metric.")));
 
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(context);

@@ -8,7 +8,8 @@
  *    its metric is registered for, as registered when the request began
  *    (another session may have dropped it or registered the metric again
  *    meanwhile: then nothing is written, and remote_write.c looks the
- *    metric up again); its time column must still be of a time type.
+ *    metric up again); its time column must still be of a time type, and
+ *    writing into it must not run an untrusted role's code (write_trust.c).
  * 2. A table (or partitioned table) is written as the COPY command writes
  *    it, from a stream of COPY's binary format built here: the caller's
  *    INSERT privilege checked as COPY checks it, then rows in batches, with
@@ -496,6 +497,7 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 		relation_close(rel, RowExclusiveLock);
 		return false;
 	}
+	PromCheckWriteTrusted(rel, entry);
 	time_type = column_base_type(entry->relid, entry->time_column, entry->metric);
 	if (time_type != TIMESTAMPTZOID && time_type != TIMESTAMPOID && time_type != INT8OID)
 		ereport(ERROR,

@@ -115,6 +115,10 @@ BEGIN
 		pg_catalog.format('SELECT %I.prom_remote_write($1)', ext_schema));
 	EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA %I TO web_anon, prom_reader, prom_writer',
 							  ext_schema);
+	-- explicitly, so that the endpoint keeps working where EXECUTE on it
+	-- was revoked from PUBLIC
+	EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %I.prom_remote_write(bytea) TO prom_writer',
+							  ext_schema);
 END
 $$;
 COMMENT ON FUNCTION api.prom_remote_read(bytea) IS
