@@ -79,11 +79,30 @@ typedef struct LayoutFilter
 	const PromMatcher *matcher;
 } LayoutFilter;
 
-/* The key of a BINARY value: its bytes. */
+/*
+ * The labels of a value of a layout's column of overflow labels (a jsonb
+ * object of label names and values), made once per distinct value: the
+ * present ones, sorted by name bytewise, each value a TEXT value of its own.
+ */
+typedef struct LabelPairs
+{
+	int			npairs;
+	const char **names;
+	int		   *name_lens;
+	char	  **name_parts;		/* as PromLayout's */
+	int		   *name_part_lens;
+	PromLabelValue **values;
+	int		   *name_index;		/* to the set's sorted label names, when
+								 * finishing */
+	Size		labels_size;	/* bytes of them all as Label fields */
+} LabelPairs;
+
+/* The key of a BINARY value: its bytes; and its labels, of overflow labels. */
 typedef struct BinaryKey
 {
 	const char *bytes;
 	int32		len;
+	const LabelPairs *pairs;	/* a value of overflow labels; else NULL */
 } BinaryKey;
 
 /* Is a value a label of its series (not empty, not NULL)? */
@@ -112,6 +131,13 @@ static inline const BinaryKey *
 value_binary(const PromLabelValue *value)
 {
 	return ((const BinaryKey *) value) - 1;
+}
+
+/* The labels of a value of a column of overflow labels (NULL: none). */
+static inline const LabelPairs *
+value_pairs(const PromLabelValue *value)
+{
+	return value_binary(value)->pairs;
 }
 
 /* Is the kind compared by its Datum rather than by bytes? */
@@ -230,6 +256,8 @@ struct PromLayout
 	RowImage	image;			/* a row of the previous row's series, when
 								 * its keys are simple */
 	ValueTable *values;			/* distinct values, by column */
+	int			pairs_column;	/* the BINARY column of overflow labels, whose
+								 * values are always looked up; -1: none */
 	LayoutFilter *filters;		/* matchers decided per value, by column */
 	int			nfilters;
 	HeldRows   *held;			/* rows held to be looked up together
@@ -418,13 +446,17 @@ set_message_bytes(PromSeriesSet *set, PromSeries *series, Size bytes)
 	set->result_bytes += series_field_bytes(series);
 }
 
-/* Bytes of a column's value as a Label field numbered 1; 0 when absent. */
+/*
+ * Bytes of a column's value as a Label field numbered 1; 0 when absent; a
+ * value of overflow labels', those of its labels.
+ */
 static inline Size
 label_field_size(const PromLayout *layout, int column,
 				 const PromLabelValue *value)
 {
 	if (!value_is_present(value))
-		return 0;
+		return unlikely(column == layout->pairs_column) && value_pairs(value) != NULL ?
+			value_pairs(value)->labels_size : 0;
 	return wire_label_field_size(layout->name_part_lens[column], value->text_len);
 }
 
