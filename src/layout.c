@@ -33,8 +33,8 @@
  *    have no column of their own.  Its key is the jsonb's bytes, which are
  *    the same for the same labels; its values are always looked up, and
  *    each distinct one is parsed once, when first seen, into its labels
- *    sorted by name (LabelPairs), which a series' labels then merge with
- *    its columns', and over which the column's filters are decided.
+ *    sorted by name (overflow_labels.c), which a series' labels then merge
+ *    with its columns', and over which the column's filters are decided.
  *
  *-------------------------------------------------------------------------
  */
@@ -42,7 +42,6 @@
 
 #include "series_set.h"
 #include "row_keys.h"
-#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -312,115 +311,25 @@ PromLayoutSetOverflow(PromSeriesSet *set, PromLayout *layout, int column)
 	layout->pairs_column = column;
 }
 
-/* A label of a jsonb object of overflow labels, being parsed. */
-typedef struct RawPair
-{
-	const char *name;
-	int			name_len;
-	const char *value;
-	int			value_len;
-} RawPair;
-
-/* qsort comparator of raw pairs by name, bytewise. */
-static int
-raw_pair_cmp(const void *a, const void *b)
-{
-	const RawPair *x = a;
-	const RawPair *y = b;
-
-	return compare_bytes(x->name, x->name_len, y->name, y->name_len);
-}
-
 /*
  * A new distinct value of a column of overflow labels, for the current
- * row's key (datum: the row's jsonb): its key copied, and its labels
- * parsed, those with a value sorted by name, each value's text checked as
- * UTF-8.  Names that are not label names, and __name__, are left out.
+ * row's key (datum: the row's jsonb): its key copied, and its labels parsed
+ * (overflow_labels.c).  It is no label itself: its labels are.
  */
 static PromLabelValue *
 new_pairs_value(PromSeriesSet *set, PromLayout *layout, int column,
 				const RowKey *key, Datum datum)
 {
 	BinaryKey	binary = {NULL, key->len, NULL};
-	LabelPairs *pairs;
-	MemoryContext oldcxt;
-	Jsonb	   *jsonb;
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken token;
-	RawPair    *raw;
-	int			n = 0;
-	int			i;
 	char	   *copy;
 
 	if (key->len < 0)
 		return alloc_value(set, PROM_LABEL_BINARY, layout->names[column], NULL,
 						   0, &binary);
-	oldcxt = MemoryContextSwitchTo(set->row_context);
-	set->row_context_used = true;
-	jsonb = DatumGetJsonbP(datum);
-	if (!JB_ROOT_IS_OBJECT(jsonb))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("overflow labels must be a jsonb object of strings")));
-	raw = palloc(sizeof(RawPair) * Max(JB_ROOT_COUNT(jsonb), 1));
-	it = JsonbIteratorInit(&jsonb->root);
-	while ((token = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-	{
-		if (token == WJB_KEY)
-		{
-			raw[n].name = v.val.string.val;
-			raw[n].name_len = v.val.string.len;
-		}
-		else if (token == WJB_VALUE)
-		{
-			if (v.type != jbvString)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATATYPE_MISMATCH),
-						 errmsg("overflow labels must be a jsonb object of strings"),
-						 errdetail("Label \"%.*s\" is not a string.",
-								   raw[n].name_len, raw[n].name)));
-			raw[n].value = v.val.string.val;
-			raw[n].value_len = v.val.string.len;
-			if (raw[n].value_len > 0 &&
-				PromIsValidLabelName(raw[n].name, raw[n].name_len) &&
-				!(raw[n].name_len == 8 && memcmp(raw[n].name, "__name__", 8) == 0))
-				n++;
-		}
-	}
-	qsort(raw, n, sizeof(RawPair), raw_pair_cmp);
-	MemoryContextSwitchTo(oldcxt);
-
-	pairs = arena_alloc(set, sizeof(LabelPairs));
-	pairs->npairs = n;
-	pairs->names = arena_alloc(set, sizeof(char *) * Max(n, 1));
-	pairs->name_lens = arena_alloc(set, sizeof(int) * Max(n, 1));
-	pairs->name_parts = arena_alloc(set, sizeof(char *) * Max(n, 1));
-	pairs->name_part_lens = arena_alloc(set, sizeof(int) * Max(n, 1));
-	pairs->values = arena_alloc(set, sizeof(PromLabelValue *) * Max(n, 1));
-	pairs->name_index = NULL;
-	pairs->labels_size = 0;
-	for (i = 0; i < n; i++)
-	{
-		char	   *name = arena_alloc(set, raw[i].name_len + 1);
-
-		memcpy(name, raw[i].name, raw[i].name_len);
-		name[raw[i].name_len] = '\0';
-		pairs->names[i] = name;
-		pairs->name_lens[i] = raw[i].name_len;
-		pairs->name_part_lens[i] = wire_name_part_size(raw[i].name_len);
-		pairs->name_parts[i] = arena_alloc(set, pairs->name_part_lens[i]);
-		(void) wire_put_name_part(pairs->name_parts[i], name, raw[i].name_len);
-		pairs->values[i] = alloc_value(set, PROM_LABEL_TEXT, name, raw[i].value,
-									   raw[i].value_len, NULL);
-		pairs->labels_size += wire_label_field_size(pairs->name_part_lens[i],
-													raw[i].value_len);
-	}
+	binary.pairs = PromParseOverflowLabels(set, datum);
 	copy = arena_alloc(set, Max(key->len, 1));
 	memcpy(copy, key->key.bytes, key->len);
 	binary.bytes = copy;
-	binary.pairs = pairs;
-	/* not a label itself: present through its pairs */
 	return alloc_value(set, PROM_LABEL_BINARY, layout->names[column], "", 0,
 					   &binary);
 }
@@ -642,65 +551,6 @@ passes_column_filters(const PromLayout *layout, int column, const char *bytes,
 	return true;
 }
 
-/* The place of a label among overflow labels, by name; -1 when absent. */
-static int
-find_pair(const LabelPairs *pairs, const char *name, int len)
-{
-	int			lo = 0;
-	int			hi = pairs->npairs - 1;
-
-	while (lo <= hi)
-	{
-		int			mid = (lo + hi) / 2;
-		int			cmp = compare_bytes(pairs->names[mid], pairs->name_lens[mid],
-										name, len);
-
-		if (cmp == 0)
-			return mid;
-		if (cmp < 0)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
-}
-
-/*
- * Does a value of overflow labels pass the filters of its column, each on
- * its label's value ("" when absent)?
- */
-static bool
-passes_pairs_filters(const PromLayout *layout, int column,
-					 const PromLabelValue *value)
-{
-	const LabelPairs *pairs = value_pairs(value);
-	int			f;
-
-	for (f = 0; f < layout->nfilters; f++)
-	{
-		const PromMatcher *matcher = layout->filters[f].matcher;
-		const char *bytes = "";
-		int			len = 0;
-
-		if (layout->filters[f].column != column)
-			continue;
-		if (pairs != NULL)
-		{
-			int			i = find_pair(pairs, matcher->name, strlen(matcher->name));
-
-			if (i >= 0)
-			{
-				bytes = pairs->values[i]->text;
-				len = pairs->values[i]->text_len;
-			}
-		}
-		PromPhases.matcher_evaluations++;
-		if (!PromMatcherMatches(matcher, bytes, len))
-			return false;
-	}
-	return true;
-}
-
 /*
  * Do the current row's values pass the layout's filters?  A shared value
  * (looked up: layout->row_values) is decided once and keeps its verdict; a
@@ -734,7 +584,7 @@ PromRowPassesFilters(PromLayout *layout)
 			continue;
 		}
 		if (value->verdict == VERDICT_UNKNOWN && column == layout->pairs_column)
-			value->verdict = passes_pairs_filters(layout, column, value) ?
+			value->verdict = PromPairsPassFilters(layout, column, value) ?
 				VERDICT_PASS : VERDICT_FAIL;
 		if (value->verdict == VERDICT_UNKNOWN)
 			value->verdict = passes_column_filters(layout, column, value->text,
@@ -744,15 +594,6 @@ PromRowPassesFilters(PromLayout *layout)
 			return false;
 	}
 	return true;
-}
-
-/* The overflow labels of a series; NULL when it has none. */
-static inline const LabelPairs *
-series_pairs(const PromLayout *layout, const PromSeries *series)
-{
-	if (layout->pairs_column < 0)
-		return NULL;
-	return value_pairs(series_value(layout, series, layout->pairs_column));
 }
 
 /*
@@ -779,34 +620,18 @@ PromSeriesLabels(const PromSeriesSet *set, const PromSeries *series,
 {
 	const PromLayout *layout = series_layout(set, series);
 	const LabelPairs *pairs = series_pairs(layout, series);
-	int			npairs = pairs != NULL ? pairs->npairs : 0;
-	int			p = 0;
 	int			n = 0;
 	int			i;
 
-	for (i = 0; i <= layout->ncolumns; i++)
+	if (pairs != NULL)
+		return PromSeriesLabelsWithPairs(layout, series, pairs, labels);
+	for (i = 0; i < layout->ncolumns; i++)
 	{
-		int			column = i < layout->ncolumns ? layout->name_order[i] : -1;
-		const PromLabelValue *value = column >= 0 ?
-			series_value(layout, series, column) : NULL;
+		int			column = layout->name_order[i];
+		const PromLabelValue *value = series_value(layout, series, column);
 
-		if (value != NULL && !value_is_present(value))
+		if (!value_is_present(value))
 			continue;
-		/* the overflow labels before this column's (all, after the last) */
-		while (p < npairs &&
-			   (column < 0 ||
-				compare_bytes(pairs->names[p], pairs->name_lens[p],
-							  layout->names[column], layout->name_lens[column]) < 0))
-		{
-			labels[n].name = pairs->names[p];
-			labels[n].name_len = pairs->name_lens[p];
-			labels[n].value = pairs->values[p]->text;
-			labels[n].value_len = pairs->values[p]->text_len;
-			n++;
-			p++;
-		}
-		if (column < 0)
-			break;
 		labels[n].name = layout->names[column];
 		labels[n].name_len = layout->name_lens[column];
 		labels[n].value = value->text;
@@ -835,42 +660,6 @@ PromSeriesLabelsSize(const PromSeriesSet *set, const PromSeries *series)
 }
 
 /*
- * PromPutSeriesLabels for a series with overflow labels: its columns' and
- * its overflow labels merged in name order.
- */
-static pg_noinline char *
-put_labels_with_pairs(char *p, const PromLayout *layout, const PromSeries *series,
-					  const LabelPairs *pairs)
-{
-	int			q = 0;
-	int			i;
-
-	for (i = 0; i <= layout->ncolumns; i++)
-	{
-		int			column = i < layout->ncolumns ? layout->name_order[i] : -1;
-		const PromLabelValue *value = column >= 0 ?
-			series_value(layout, series, column) : NULL;
-
-		if (value != NULL && !value_is_present(value))
-			continue;
-		while (q < pairs->npairs &&
-			   (column < 0 ||
-				compare_bytes(pairs->names[q], pairs->name_lens[q],
-							  layout->names[column], layout->name_lens[column]) < 0))
-		{
-			p = wire_put_label(p, pairs->name_parts[q], pairs->name_part_lens[q],
-							   pairs->values[q]->text, pairs->values[q]->text_len);
-			q++;
-		}
-		if (column >= 0)
-			p = wire_put_label(p, layout->name_parts[column],
-							   layout->name_part_lens[column],
-							   value->text, value->text_len);
-	}
-	return p;
-}
-
-/*
  * Write a series' labels as repeated Label fields numbered 1, in name order
  * (those of its present values), into room for PromSeriesLabelsSize bytes;
  * returns the end.
@@ -888,7 +677,7 @@ PromPutSeriesLabels(char *p, const PromSeriesSet *set, const PromSeries *series)
 	int			i;
 
 	if (pairs != NULL)
-		return put_labels_with_pairs(p, layout, series, pairs);
+		return PromPutLabelsWithPairs(p, layout, series, pairs);
 	for (i = 0; i < ncolumns; i++)
 	{
 		int			column = name_order[i];

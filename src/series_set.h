@@ -14,11 +14,13 @@
  *                  inline key reading and comparing)
  *   series_index.c hashing keys, the index of series, making a series
  *   samples.c      sample blocks: growing, chaining, merging, sorting
+ *   overflow_labels.c  the labels of a column of overflow labels
  *   order.c        finishing: series in Prometheus's order
  *
  * Calls go one way only: series_set.c calls the others, group.c calls
  * series_index.c, layout.c and samples.c, which call no engine file but
- * layout.c (samples.c, for a series' labels' size).
+ * layout.c (samples.c, for a series' labels' size); layout.c calls
+ * overflow_labels.c, which calls none.
  *
  *-------------------------------------------------------------------------
  */
@@ -357,6 +359,17 @@ series_value(const PromLayout *layout, const PromSeries *series, int column)
 	return key >= 0 ? series->values[key] : layout->const_values[column];
 }
 
+/* The overflow labels of a series of a layout; NULL when it has none. */
+static inline const LabelPairs *
+series_pairs(const PromLayout *layout, const PromSeries *series)
+{
+	int			column = layout->pairs_column;
+
+	if (column < 0)
+		return NULL;
+	return value_pairs(series->values[layout->key_of[column]]);
+}
+
 /* Compare two byte strings as Go compares strings. */
 static inline int
 compare_bytes(const char *a, int alen, const char *b, int blen)
@@ -504,6 +517,18 @@ extern PromLabelValue *PromNewValue(PromSeriesSet *set, PromLayout *layout,
 extern void PromLookUpSharedValues(PromSeriesSet *set, PromLayout *layout,
 								   const Datum *values);
 extern bool PromRowPassesFilters(PromLayout *layout);
+
+/* overflow_labels.c */
+extern LabelPairs *PromParseOverflowLabels(PromSeriesSet *set, Datum datum);
+extern bool PromPairsPassFilters(const PromLayout *layout, int column,
+								 const PromLabelValue *value);
+extern int	PromSeriesLabelsWithPairs(const PromLayout *layout,
+									  const PromSeries *series,
+									  const LabelPairs *pairs,
+									  PromLabelRef *labels);
+extern char *PromPutLabelsWithPairs(char *p, const PromLayout *layout,
+									const PromSeries *series,
+									const LabelPairs *pairs);
 
 /* series_index.c */
 extern uint64 PromHashRow(const PromLayout *layout, uint64 *key_hashes);
