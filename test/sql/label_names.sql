@@ -16,7 +16,8 @@ CREATE FUNCTION ln_write(VARIADIC series jsonb[]) RETURNS void LANGUAGE sql AS $
 	FROM unnest(series) WITH ORDINALITY AS u(s, i)
 $$;
 -- the series of a selector as prom_series, remote read (SAMPLES) and remote
--- read (STREAMED_XOR_CHUNKS) answer them: labels and values, one per line
+-- read (STREAMED_XOR_CHUNKS, which prom_read_response_json decodes as it
+-- decodes SAMPLES) answer them: labels and values, one per line
 CREATE FUNCTION ln_series(selector text) RETURNS TABLE (labels jsonb, value float8)
 	LANGUAGE sql AS $$
 	SELECT labels, value[1] FROM prom_series(selector, '2023-11-14', '2023-11-15')
@@ -27,11 +28,6 @@ CREATE FUNCTION ln_read(selector text, response_type text DEFAULT 'samples')
 	FROM jsonb_array_elements(prom_read_response_json(prom_remote_read(
 		prom_read_request(selector, '2023-11-14', '2023-11-15',
 						  ARRAY[response_type])))->'results'->0->'timeseries') AS t
-	UNION ALL
-	SELECT c->'labels', (c->'chunks'->0->'samples'->0->>1)::float8
-	FROM jsonb_array_elements(prom_read_response_json(prom_remote_read(
-		prom_read_request(selector, '2023-11-14', '2023-11-15',
-						  ARRAY[response_type])))->'chunked_series') AS c
 $$;
 -- do all three read exactly the expected series (labels with __name__)?
 CREATE FUNCTION ln_check(selector text, expected jsonb[]) RETURNS text
@@ -180,5 +176,49 @@ SELECT count(*) FROM ln_series('ln_match');
 \set VERBOSITY default
 DELETE FROM ln.ln_match WHERE a = '9';
 
-DROP TABLE ln_churn, ln_user;
+-- the aggregates take overflow labels as a jsonb after the label pairs, and
+-- answer as remote read does
+SELECT prom_read_response_json(prom_read_response_agg(ts, value::float8,
+		'__name__', 'ln_match', 'a', a, __labels)) =
+	prom_read_response_json(prom_remote_read(prom_read_request('ln_match',
+		'2023-11-14', '2023-11-15'))) AS same_samples,
+	prom_read_response_json(prom_chunked_response_agg(ts, value::float8,
+		'__name__', 'ln_match', 'a', a, __labels)) =
+	prom_read_response_json(prom_remote_read(prom_read_request('ln_match',
+		'2023-11-14', '2023-11-15', '{streamed_xor_chunks}'))) AS same_chunks
+FROM ln.ln_match;
+SELECT prom_read_response_agg(ts, value::float8, '__name__', 'ln_match', 'a') FROM ln.ln_match;
+-- through a parallel plan: series of more labels than a call's arguments
+-- (150 overflow labels) pass between workers and are combined
+CREATE TABLE ln_par AS
+	SELECT '2023-11-14'::timestamptz + t * interval '1 s' AS ts,
+		(s * 1000 + t)::float8 AS value, s::text AS host, l.labels
+	FROM generate_series(0, 99) t,
+		(SELECT s, (SELECT jsonb_object_agg('o' || k, 'v' || (s + k))
+					FROM generate_series(1, 150) k) AS labels
+		 FROM generate_series(0, 19) s) l;
+SELECT md5(prom_read_response_agg(ts, value, '__name__', 'ln_par', 'host', host,
+		labels)) AS serial_answer
+FROM ln_par \gset
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+EXPLAIN (COSTS OFF)
+SELECT prom_read_response_agg(ts, value, '__name__', 'ln_par', 'host', host, labels)
+FROM ln_par;
+SELECT md5(prom_read_response_agg(ts, value, '__name__', 'ln_par', 'host', host,
+		labels)) = :'serial_answer' AS same
+FROM ln_par;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET parallel_leader_participation;
+SELECT count(*) AS series, min(jsonb_array_length(jsonb_path_query_array(t->'labels', '$.keyvalue()'))) AS labels
+FROM jsonb_array_elements(prom_read_response_json((SELECT prom_read_response_agg(ts,
+		value, '__name__', 'ln_par', 'host', host, labels) FROM ln_par))->'results'->0->'timeseries') AS t;
+
+DROP TABLE ln_churn, ln_user, ln_par;
 DROP SCHEMA ln CASCADE;
