@@ -326,7 +326,7 @@ new_pairs_value(PromSeriesSet *set, PromLayout *layout, int column,
 	if (key->len < 0)
 		return alloc_value(set, PROM_LABEL_BINARY, layout->names[column], NULL,
 						   0, &binary);
-	binary.pairs = PromParseOverflowLabels(set, datum);
+	binary.pairs = PromParseOverflowLabels(set, layout, datum);
 	copy = arena_alloc(set, Max(key->len, 1));
 	memcpy(copy, key->key.bytes, key->len);
 	binary.bytes = copy;

@@ -40,6 +40,30 @@ raw_pair_cmp(const void *a, const void *b)
 	return compare_bytes(x->name, x->name_len, y->name, y->name_len);
 }
 
+/* Is a name one of a layout's columns' (whose label wins over a pair's)? */
+static bool
+is_column_name(const PromLayout *layout, const char *name, int len)
+{
+	int			lo = 0;
+	int			hi = layout->ncolumns - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		int			column = layout->name_order[mid];
+		int			cmp = compare_bytes(layout->names[column],
+										layout->name_lens[column], name, len);
+
+		if (cmp == 0)
+			return true;
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return false;
+}
+
 /* A TEXT value of an overflow label, its bytes checked as UTF-8. */
 static PromLabelValue *
 pair_value(PromSeriesSet *set, const char *name, const char *bytes, int len)
@@ -60,13 +84,15 @@ pair_value(PromSeriesSet *set, const char *name, const char *bytes, int len)
 }
 
 /*
- * The labels of a jsonb object of overflow labels, allocated in the set's
- * arena: those with a value, sorted by name.  Names that are not label
- * names, and __name__, are left out; a value that is not a string is an
+ * The labels of a jsonb object of overflow labels of a layout, allocated in
+ * the set's arena: those with a value, sorted by name.  Names that are not
+ * label names, __name__, and names of the layout's columns are left out
+ * (remote write writes none of them); a value that is not a string is an
  * error (42804: the column holds what promread did not write).
  */
 LabelPairs *
-PromParseOverflowLabels(PromSeriesSet *set, Datum datum)
+PromParseOverflowLabels(PromSeriesSet *set, const PromLayout *layout,
+						Datum datum)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(set->row_context);
 	LabelPairs *pairs;
@@ -105,7 +131,8 @@ PromParseOverflowLabels(PromSeriesSet *set, Datum datum)
 			raw[n].value_len = v.val.string.len;
 			if (raw[n].value_len > 0 &&
 				PromIsValidLabelName(raw[n].name, raw[n].name_len) &&
-				!(raw[n].name_len == 8 && memcmp(raw[n].name, "__name__", 8) == 0))
+				!(raw[n].name_len == 8 && memcmp(raw[n].name, "__name__", 8) == 0) &&
+				!is_column_name(layout, raw[n].name, raw[n].name_len))
 				n++;
 		}
 	}

@@ -519,7 +519,9 @@ extern void PromLookUpSharedValues(PromSeriesSet *set, PromLayout *layout,
 extern bool PromRowPassesFilters(PromLayout *layout);
 
 /* overflow_labels.c */
-extern LabelPairs *PromParseOverflowLabels(PromSeriesSet *set, Datum datum);
+extern LabelPairs *PromParseOverflowLabels(PromSeriesSet *set,
+										   const PromLayout *layout,
+										   Datum datum);
 extern bool PromPairsPassFilters(const PromLayout *layout, int column,
 								 const PromLabelValue *value);
 extern int	PromSeriesLabelsWithPairs(const PromLayout *layout,

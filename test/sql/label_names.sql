@@ -168,7 +168,13 @@ SELECT label_columns, label_names, overflow_column FROM prom_metrics WHERE metri
 SELECT ln_write('{"__name__": "ln_user", "Host": "u"}');
 SELECT ln_check('ln_user{Host="u"}', ARRAY['{"__name__": "ln_user", "Host": "u"}']::jsonb[]);
 
--- overflow labels written by hand must be an object of strings
+-- overflow labels written by hand: keys that are not label names, __name__
+-- and the labels of columns are left out; they must be strings
+INSERT INTO ln.ln_match (ts, value, a, __labels)
+VALUES ('2023-11-14 12:00', 8, '8',
+		'{"a": "dup", "__name__": "x", "bad-name": "y", "e": "ok", "f": ""}');
+SELECT ln_check('ln_match{a="8"}', ARRAY['{"__name__": "ln_match", "a": "8", "e": "ok"}']::jsonb[]);
+DELETE FROM ln.ln_match WHERE a = '8';
 INSERT INTO ln.ln_match (ts, value, a, __labels)
 VALUES ('2023-11-14 12:00', 9, '9', '{"b": 1}');
 \set VERBOSITY terse
