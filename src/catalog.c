@@ -162,6 +162,10 @@ decode_entry(Relation rel, HeapTuple tuple)
 	int			n;
 	int			i;
 
+	/* a catalog not updated to 0.3.1 yet lacks the last columns: NULL */
+	if (RelationGetDescr(rel)->natts > Natts_catalog)
+		elog(ERROR, "promread catalog has %d columns", RelationGetDescr(rel)->natts);
+	memset(isnull, true, sizeof(isnull));
 	heap_deform_tuple(tuple, RelationGetDescr(rel), values, isnull);
 	for (i = 0; i < Natts_catalog; i++)
 		if (isnull[i] && i != Anum_label_names - 1 &&
@@ -606,6 +610,15 @@ store_entry(const char *metric, Oid relid, const char *time_column,
 	}
 
 	rel = open_catalog(CATALOG_WRITE_LOCK, &indexid);
+	/* a catalog not updated to 0.3.1 yet keeps columns named as labels only */
+	for (i = 0; i < nlabels && RelationGetDescr(rel)->natts < Natts_catalog; i++)
+		if (overflow_column != NULL || strcmp(columns[i], labels[i]) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the metric catalog cannot keep label names before extension promread is updated"),
+					 errdetail("Metric \"%s\" needs a column for label \"%s\" named otherwise, or a column of overflow labels.",
+							   metric, labels[i]),
+					 errhint("Run ALTER EXTENSION promread UPDATE.")));
 	store_row(rel, indexid, metric, values, isnull, may_replace_entry);
 }
 
