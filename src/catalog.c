@@ -167,9 +167,8 @@ decode_entry(Relation rel, HeapTuple tuple)
 		elog(ERROR, "promread catalog has %d columns", RelationGetDescr(rel)->natts);
 	memset(isnull, true, sizeof(isnull));
 	heap_deform_tuple(tuple, RelationGetDescr(rel), values, isnull);
-	for (i = 0; i < Natts_catalog; i++)
-		if (isnull[i] && i != Anum_label_names - 1 &&
-			i != Anum_overflow_column - 1)
+	for (i = 0; i < Anum_created_by_write - 1; i++)
+		if (isnull[i])
 			elog(ERROR, "promread catalog holds a NULL");
 	entry->metric = TextDatumGetCString(values[Anum_metric - 1]);
 	entry->relid = DatumGetObjectId(values[Anum_relation - 1]);
@@ -196,7 +195,8 @@ decode_entry(Relation rel, HeapTuple tuple)
 	}
 	entry->overflow_column = isnull[Anum_overflow_column - 1] ? NULL :
 		pstrdup(NameStr(*DatumGetName(values[Anum_overflow_column - 1])));
-	entry->created_by_write = DatumGetBool(values[Anum_created_by_write - 1]);
+	entry->created_by_write = !isnull[Anum_created_by_write - 1] &&
+		DatumGetBool(values[Anum_created_by_write - 1]);
 	return entry;
 }
 
