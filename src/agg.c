@@ -9,7 +9,9 @@
  * The time is a timestamptz, a timestamp (read as UTC) or a bigint of ms
  * since the Unix epoch, as the engine reads a metric's time column.
  *
- * The labels are name/value pairs.  Their value types are fixed by the
+ * The labels are name/value pairs, and may end with a jsonb of overflow
+ * labels (a created table's overflow column: overflow_labels.c), read as
+ * the engine reads that column.  Their value types are fixed by the
  * call, so each pair position is read as the engine reads a label column:
  * text borrowed from the row, enums by value, other types by their binary
  * value and printed once per series.  The names usually stay the same from
@@ -20,8 +22,9 @@
  *
  * For parallel aggregation a state is serialized as its series' label sets
  * and samples; deserializing and combining add them to a set through
- * all-text layouts, and the set's final sort merges equal label sets that
- * came through different layouts.
+ * all-text layouts (a series of more labels than a call has arguments keeps
+ * the rest as overflow labels), and the set's final sort merges equal label
+ * sets that came through different layouts.
  *
  *-------------------------------------------------------------------------
  */
@@ -34,6 +37,7 @@
 #include "miscadmin.h"
 #include "promread.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -79,6 +83,7 @@ typedef struct AggState
 	AggLayout  *last;			/* layout of the previous row */
 	bool		time_is_ms;		/* the time is a bigint of ms, not a timestamp */
 	int			nlabels;		/* label pairs per row */
+	bool		overflow;		/* then a jsonb of overflow labels */
 	PromLabelKind *kinds;		/* per pair, from the value's type */
 	Oid		   *types;
 	Oid		   *name_types;
@@ -115,25 +120,31 @@ state_init_types(AggState *state, FunctionCallInfo fcinfo)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("prom_read_response_agg does not accept a VARIADIC array"),
 				 errhint("Pass the label names and values as separate arguments.")));
-	if (npairargs % 2 != 0)
+	state->overflow = npairargs % 2 != 0 &&
+		getBaseType(get_fn_expr_argtype(fcinfo->flinfo, PG_NARGS() - 1)) == JSONBOID;
+	if (npairargs % 2 != 0 && !state->overflow)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("labels must be pairs of names and values"),
-				 errdetail("%d label arguments were given.", npairargs)));
+				 errdetail("%d label arguments were given.", npairargs),
+				 errhint("Only a jsonb of overflow labels may follow the pairs.")));
 
 	state->time_is_ms = get_fn_expr_argtype(fcinfo->flinfo, 1) == INT8OID;
 	state->nlabels = npairargs / 2;
+	/* one more column for the overflow labels, which come last */
 	state->kinds = MemoryContextAlloc(state->context,
-									  sizeof(PromLabelKind) * Max(state->nlabels, 1));
+									  sizeof(PromLabelKind) * (state->nlabels + 1));
 	state->types = MemoryContextAlloc(state->context,
-									  sizeof(Oid) * Max(state->nlabels, 1));
+									  sizeof(Oid) * (state->nlabels + 1));
 	state->name_types = MemoryContextAlloc(state->context,
 										   sizeof(Oid) * Max(state->nlabels, 1));
 	/* room for two columns at least: PromSeriesSetAdd reads as many */
 	state->values = MemoryContextAllocZero(state->context,
-										   sizeof(Datum) * Max(state->nlabels, 2));
+										   sizeof(Datum) * Max(state->nlabels + 1, 2));
 	state->isnull = MemoryContextAllocZero(state->context,
-										   sizeof(bool) * Max(state->nlabels, 2));
+										   sizeof(bool) * Max(state->nlabels + 1, 2));
+	state->kinds[state->nlabels] = PROM_LABEL_BINARY;
+	state->types[state->nlabels] = JSONBOID;
 	for (i = 0; i < state->nlabels; i++)
 	{
 		Oid			name_type = get_fn_expr_argtype(fcinfo->flinfo,
@@ -216,11 +227,13 @@ names_hash(int nlabels, const char **names, const int *lens, bool all_text)
 
 /*
  * The layout of these label names: the previous row's, a known one, or a
- * new one.  all_text layouts read every value as text.
+ * new one.  all_text layouts read every value as text; with overflow, the
+ * last column, named "" (which no label is), is a jsonb of overflow labels.
  */
 static AggLayout *
 find_layout(AggState *state, int nlabels, const char **names, const int *lens,
-			const PromLabelKind *kinds, const Oid *types, bool all_text)
+			const PromLabelKind *kinds, const Oid *types, bool all_text,
+			bool overflow)
 {
 	MemoryContext oldcxt;
 	AggLayout  *layout;
@@ -246,6 +259,8 @@ find_layout(AggState *state, int nlabels, const char **names, const int *lens,
 	for (i = 0; i < nlabels; i++)
 	{
 		cnames[i] = pnstrdup(names[i], lens[i]);
+		if (overflow && i == nlabels - 1)
+			continue;
 		if (strlen(cnames[i]) != (size_t) lens[i] ||
 			!PromIsValidLabelName(cnames[i], lens[i]))
 			ereport(ERROR,
@@ -262,6 +277,8 @@ find_layout(AggState *state, int nlabels, const char **names, const int *lens,
 	layout->layout = PromSeriesSetAddLayout(state->set, nlabels,
 											(const char *const *) cnames,
 											kinds, types, NULL);
+	if (overflow)
+		PromLayoutSetOverflow(state->set, layout->layout, nlabels - 1);
 	layout->next = bucket->first;
 	bucket->first = layout;
 	MemoryContextSwitchTo(oldcxt);
@@ -274,8 +291,8 @@ prom_read_response_agg_transfn(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcxt;
 	AggState   *state;
-	const char *names[FUNC_MAX_ARGS / 2];
-	int			lens[FUNC_MAX_ARGS / 2];
+	const char *names[FUNC_MAX_ARGS / 2 + 1];
+	int			lens[FUNC_MAX_ARGS / 2 + 1];
 	AggLayout  *layout;
 	int64		t;
 	int			i;
@@ -307,16 +324,44 @@ prom_read_response_agg_transfn(PG_FUNCTION_ARGS)
 		state->values[i] = state->isnull[i] ? (Datum) 0 :
 			PG_GETARG_DATUM(FIRST_LABEL_ARG + 2 * i + 1);
 	}
-	layout = find_layout(state, state->nlabels, names, lens, state->kinds,
-						 state->types, false);
+	if (state->overflow)
+	{
+		names[i] = "";
+		lens[i] = 0;
+		state->isnull[i] = PG_ARGISNULL(PG_NARGS() - 1);
+		state->values[i] = state->isnull[i] ? (Datum) 0 :
+			PG_GETARG_DATUM(PG_NARGS() - 1);
+	}
+	layout = find_layout(state, state->nlabels + state->overflow, names, lens,
+						 state->kinds, state->types, false, state->overflow);
 	PromSeriesSetAdd(state->set, layout->layout, state->values, state->isnull,
 					 t, PG_GETARG_FLOAT8(2));
 	PG_RETURN_POINTER(state);
 }
 
+/* The labels past the first of a series as a jsonb of overflow labels. */
+static Datum
+overflow_jsonb(int nlabels, const PromLabelRef *labels, int first)
+{
+	StringInfoData json;
+	int			i;
+
+	initStringInfo(&json);
+	for (i = first; i < nlabels; i++)
+	{
+		appendStringInfoChar(&json, i == first ? '{' : ',');
+		escape_json(&json, pnstrdup(labels[i].name, labels[i].name_len));
+		appendStringInfoChar(&json, ':');
+		escape_json(&json, pnstrdup(labels[i].value, labels[i].value_len));
+	}
+	appendStringInfoChar(&json, '}');
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(json.data));
+}
+
 /*
  * Add a series given by its label texts and samples to a state, through an
- * all-text layout of its label names.
+ * all-text layout of its label names: of its first FUNC_MAX_ARGS - 1 and
+ * a jsonb of the rest as overflow labels when it has more.
  */
 static void
 add_text_series(AggState *state, int nlabels, const PromLabelRef *labels,
@@ -328,15 +373,12 @@ add_text_series(AggState *state, int nlabels, const PromLabelRef *labels,
 	int			name_lens[FUNC_MAX_ARGS] = {0};
 	Datum		datums[FUNC_MAX_ARGS] = {0};
 	bool		isnull[FUNC_MAX_ARGS] = {0};
+	bool		overflow = nlabels > FUNC_MAX_ARGS;
+	int			ncolumns = overflow ? FUNC_MAX_ARGS - 1 : nlabels;
 	AggLayout  *layout;
 	int64		i;
 
-	if (nlabels > FUNC_MAX_ARGS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a series of an aggregate state has more than %d labels",
-						FUNC_MAX_ARGS)));
-	for (i = 0; i < nlabels; i++)
+	for (i = 0; i < ncolumns; i++)
 	{
 		kinds[i] = PROM_LABEL_TEXT;
 		types[i] = TEXTOID;
@@ -346,10 +388,18 @@ add_text_series(AggState *state, int nlabels, const PromLabelRef *labels,
 		datums[i] = PointerGetDatum(cstring_to_text_with_len(labels[i].value,
 															 labels[i].value_len));
 	}
-	layout = find_layout(state, nlabels, names, name_lens, kinds, types, true);
+	if (overflow)
+	{
+		kinds[ncolumns] = PROM_LABEL_BINARY;
+		types[ncolumns] = JSONBOID;
+		names[ncolumns] = "";
+		datums[ncolumns] = overflow_jsonb(nlabels, labels, ncolumns);
+	}
+	layout = find_layout(state, ncolumns + overflow, names, name_lens, kinds,
+						 types, true, overflow);
 	PromSeriesSetAddRun(state->set, layout->layout, datums, isnull, samples,
 						nsamples);
-	for (i = 0; i < nlabels; i++)
+	for (i = 0; i < ncolumns + overflow; i++)
 		pfree(DatumGetPointer(datums[i]));
 }
 
@@ -371,16 +421,18 @@ merge_state(AggState *into, const AggState *from)
 {
 	int			nseries;
 	PromSeries *const *series = PromSeriesSetSeriesSoFar(from->set, &nseries);
-	PromLabelRef labels[PROM_MAX_LABELS];
 	int			i;
 
 	for (i = 0; i < nseries; i++)
 	{
+		PromLabelRef *labels = palloc(sizeof(PromLabelRef) *
+									  PromSeriesLabelCount(from->set, series[i]));
 		int			n = PromSeriesLabels(from->set, series[i], labels);
 		PromSample *samples = series_samples(series[i]);
 
 		add_text_series(into, n, labels, samples, PromSeriesSampleCount(series[i]));
 		pfree(samples);
+		pfree(labels);
 	}
 }
 
@@ -473,12 +525,17 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 	AggState   *state = (AggState *) PG_GETARG_POINTER(0);
 	int			nseries;
 	PromSeries *const *series = PromSeriesSetSeriesSoFar(state->set, &nseries);
-	PromLabelRef labels[PROM_MAX_LABELS];
+	PromLabelRef *labels;
+	int			room = PROM_MAX_LABELS;
 	Size		size = VARHDRSZ + 4 + sizeof(uint32);
 	bytea	   *result;
 	char	   *p;
 	int			i;
 
+	/* room for the labels of every series, overflow labels included */
+	for (i = 0; i < nseries; i++)
+		room = Max(room, PromSeriesLabelCount(state->set, series[i]));
+	labels = palloc(sizeof(PromLabelRef) * room);
 	for (i = 0; i < nseries; i++)
 	{
 		int			n = PromSeriesLabels(state->set, series[i], labels);
@@ -582,17 +639,19 @@ prom_read_response_agg_deserialfn(PG_FUNCTION_ARGS)
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(seriescxt);
 		uint32		nlabels = take_uint32(&reader);
-		PromLabelRef labels[FUNC_MAX_ARGS];
+		PromLabelRef *labels;
 		int64		nsamples;
 		const char *sample_bytes;
 		PromSample *samples;
 		uint32		j;
 
-		if (nlabels > FUNC_MAX_ARGS)
+		/* a label takes 8 bytes at least */
+		if (nlabels > (uint32) ((reader.end - reader.p) / 8))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 					 errmsg("invalid prom_read_response_agg state"),
 					 errdetail("A series has %u labels.", nlabels)));
+		labels = palloc(sizeof(PromLabelRef) * Max(nlabels, 1));
 		for (j = 0; j < nlabels; j++)
 		{
 			labels[j].name_len = take_uint32(&reader);

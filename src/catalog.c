@@ -5,7 +5,9 @@
  *	  the metrics a query selects.
  *
  * The catalog is the extension's table prom_metric_catalog (metric, relation,
- * time_column, value_column, label_columns).  Only its owner may write it
+ * time_column, value_column, label_columns, and the label each column holds:
+ * label_names; overflow_column, a jsonb column of the labels of a table
+ * remote write made that have no column of their own).  Only its owner may write it
  * with SQL; prom_register and prom_unregister check that the caller owns the
  * registered relation and then write the table directly, as PostgreSQL's own
  * catalog code does.  Readers look entries up here in C as well, so a role
@@ -64,7 +66,9 @@ enum
 	Anum_value_column,
 	Anum_label_columns,
 	Anum_created_by_write,
-	Natts_catalog = Anum_created_by_write
+	Anum_label_names,
+	Anum_overflow_column,
+	Natts_catalog = Anum_overflow_column
 };
 
 #define METADATA_TABLE		"prom_metric_metadata_catalog"
@@ -179,10 +183,15 @@ decode_entry(Relation rel, HeapTuple tuple)
 	bool		isnull[Natts_catalog];
 	PromMetricEntry *entry = palloc(sizeof(PromMetricEntry));
 	Datum	   *labels;
+	int			n;
 	int			i;
 
+	/* a catalog not updated to 0.3.1 yet lacks the last columns: NULL */
+	if (RelationGetDescr(rel)->natts > Natts_catalog)
+		elog(ERROR, "promread catalog has %d columns", RelationGetDescr(rel)->natts);
+	memset(isnull, true, sizeof(isnull));
 	heap_deform_tuple(tuple, RelationGetDescr(rel), values, isnull);
-	for (i = 0; i < Natts_catalog; i++)
+	for (i = 0; i < Anum_created_by_write - 1; i++)
 		if (isnull[i])
 			elog(ERROR, "promread catalog holds a NULL");
 	entry->metric = TextDatumGetCString(values[Anum_metric - 1]);
@@ -195,7 +204,23 @@ decode_entry(Relation rel, HeapTuple tuple)
 	entry->label_columns = palloc(sizeof(char *) * Max(entry->nlabels, 1));
 	for (i = 0; i < entry->nlabels; i++)
 		entry->label_columns[i] = pstrdup(NameStr(*DatumGetName(labels[i])));
-	entry->created_by_write = DatumGetBool(values[Anum_created_by_write - 1]);
+	/* without label names, each column holds the label of its name */
+	entry->label_names = entry->label_columns;
+	if (!isnull[Anum_label_names - 1])
+	{
+		deconstruct_array(DatumGetArrayTypeP(values[Anum_label_names - 1]),
+						  TEXTOID, -1, false, TYPALIGN_INT, &labels, NULL, &n);
+		if (n != entry->nlabels)
+			elog(ERROR, "promread catalog entry of metric \"%s\" has %d label names for %d label columns",
+				 entry->metric, n, entry->nlabels);
+		entry->label_names = palloc(sizeof(char *) * Max(entry->nlabels, 1));
+		for (i = 0; i < entry->nlabels; i++)
+			entry->label_names[i] = TextDatumGetCString(labels[i]);
+	}
+	entry->overflow_column = isnull[Anum_overflow_column - 1] ? NULL :
+		pstrdup(NameStr(*DatumGetName(values[Anum_overflow_column - 1])));
+	entry->created_by_write = !isnull[Anum_created_by_write - 1] &&
+		DatumGetBool(values[Anum_created_by_write - 1]);
 	return entry;
 }
 
@@ -556,30 +581,37 @@ may_replace_entry(Relation rel, HeapTuple old)
 }
 
 /*
- * Insert or replace the catalog entry of a metric; created: remote write
- * created its relation, and adds a column for each new label.
+ * Insert or replace the catalog entry of a metric: its label columns, the
+ * label each holds, and its column of overflow labels (NULL: none);
+ * created: remote write created its relation, and adds a column for each
+ * new label.
  */
 static void
 store_entry(const char *metric, Oid relid, const char *time_column,
-			const char *value_column, const char *const *labels, int nlabels,
-			bool created)
+			const char *value_column, const char *const *columns,
+			const char *const *labels, int nlabels,
+			const char *overflow_column, bool created)
 {
 	Relation	rel;
 	Oid			indexid;
 	Datum		values[Natts_catalog];
 	bool		isnull[Natts_catalog] = {0};
 	Datum	   *names;
+	Datum	   *label_names;
 	NameData	time_name;
 	NameData	value_name;
+	NameData	overflow_name;
 	int			i;
 
 	names = palloc(sizeof(Datum) * Max(nlabels, 1));
+	label_names = palloc(sizeof(Datum) * Max(nlabels, 1));
 	for (i = 0; i < nlabels; i++)
 	{
 		Name		name = palloc0(NAMEDATALEN);
 
-		namestrcpy(name, labels[i]);
+		namestrcpy(name, columns[i]);
 		names[i] = NameGetDatum(name);
+		label_names[i] = CStringGetTextDatum(labels[i]);
 	}
 	namestrcpy(&time_name, time_column);
 	namestrcpy(&value_name, value_column);
@@ -591,8 +623,26 @@ store_entry(const char *metric, Oid relid, const char *time_column,
 		PointerGetDatum(construct_array(names, nlabels, NAMEOID,
 										NAMEDATALEN, false, TYPALIGN_CHAR));
 	values[Anum_created_by_write - 1] = BoolGetDatum(created);
+	values[Anum_label_names - 1] =
+		PointerGetDatum(construct_array(label_names, nlabels, TEXTOID,
+										-1, false, TYPALIGN_INT));
+	isnull[Anum_overflow_column - 1] = overflow_column == NULL;
+	if (overflow_column != NULL)
+	{
+		namestrcpy(&overflow_name, overflow_column);
+		values[Anum_overflow_column - 1] = NameGetDatum(&overflow_name);
+	}
 
 	rel = open_catalog(CATALOG_WRITE_LOCK, &indexid);
+	/* a catalog not updated to 0.3.1 yet keeps columns named as labels only */
+	for (i = 0; i < nlabels && RelationGetDescr(rel)->natts < Natts_catalog; i++)
+		if (overflow_column != NULL || strcmp(columns[i], labels[i]) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the metric catalog cannot keep label names before extension promread is updated"),
+					 errdetail("Metric \"%s\" needs a column for label \"%s\" named otherwise, or a column of overflow labels.",
+							   metric, labels[i]),
+					 errhint("Run ALTER EXTENSION promread UPDATE.")));
 	lock_name(rel, metric);
 	store_row(rel, indexid, metric, values, isnull, may_replace_entry);
 }
@@ -684,7 +734,7 @@ prom_register(PG_FUNCTION_ARGS)
 	if (existing != NULL)
 		check_entry_owner(existing, "replace");
 	store_entry(metric, relid, time_column->name, value_column->name,
-				label_names, nlabels, false);
+				label_names, label_names, nlabels, NULL, false);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_TEXT_P(cstring_to_text(metric));
 }
@@ -761,14 +811,17 @@ PromCatalogFind(const char *metric)
 	return entry;
 }
 
-/* The position of a label among a registration's label columns, or -1. */
+/*
+ * The position of a label among a registration's label columns (that of the
+ * column that holds it), or -1.
+ */
 int
 PromCatalogLabelIndex(const PromMetricEntry *entry, const char *label)
 {
 	int			i;
 
 	for (i = 0; i < entry->nlabels; i++)
-		if (strcmp(entry->label_columns[i], label) == 0)
+		if (strcmp(entry->label_names[i], label) == 0)
 			return i;
 	return -1;
 }
@@ -813,15 +866,19 @@ PromCatalogUnlockForWrite(const char *metric)
 
 /*
  * Register (or register again, with more labels) a metric whose relation
- * remote write created; the current user must own the relation.
+ * remote write created: its label columns, the label each holds, and its
+ * column of overflow labels (NULL: none); the current user must own the
+ * relation.
  */
 void
 PromCatalogStoreCreated(const char *metric, Oid relid, const char *time_column,
-						const char *value_column, const char *const *labels,
-						int nlabels)
+						const char *value_column, const char *const *columns,
+						const char *const *labels, int nlabels,
+						const char *overflow_column)
 {
 	check_owner(relid);
-	store_entry(metric, relid, time_column, value_column, labels, nlabels, true);
+	store_entry(metric, relid, time_column, value_column, columns, labels,
+				nlabels, overflow_column, true);
 }
 
 /*

@@ -28,6 +28,13 @@
  * 6. A series' labels are its present values (not empty, not NULL) in name
  *    order, written as Label fields from each column's name part, made
  *    once a layout.
+ * 7. A layout may have a column of overflow labels (PromLayoutSetOverflow):
+ *    a jsonb object of label names and values, the labels of a series that
+ *    have no column of their own.  Its key is the jsonb's bytes, which are
+ *    the same for the same labels; its values are always looked up, and
+ *    each distinct one is parsed once, when first seen, into its labels
+ *    sorted by name (overflow_labels.c), which a series' labels then merge
+ *    with its columns', and over which the column's filters are decided.
  *
  *-------------------------------------------------------------------------
  */
@@ -138,6 +145,7 @@ PromLayoutCreate(PromSeriesSet *set, int ncolumns, const char *const *names,
 				 errdetail("A layout is the label columns of a registered metric, or a list of label names given to prom_read_response_agg.")));
 	oldcxt = MemoryContextSwitchTo(set->context);
 	layout = palloc0(sizeof(PromLayout));
+	layout->pairs_column = -1;
 
 	layout->ncolumns = ncolumns;
 	layout->names = palloc(sizeof(char *) * Max(ncolumns, 1));
@@ -292,6 +300,41 @@ PromLayoutExpectRows(PromSeriesSet *set, PromLayout *layout, double rows)
 }
 
 /*
+ * Make a BINARY column of a layout, of type jsonb, its column of overflow
+ * labels (see the file's header); before any row is added.
+ */
+void
+PromLayoutSetOverflow(PromSeriesSet *set, PromLayout *layout, int column)
+{
+	Assert(layout->kinds[column] == PROM_LABEL_BINARY && layout->nseries == 0 &&
+		   layout->pairs_column < 0);
+	layout->pairs_column = column;
+}
+
+/*
+ * A new distinct value of a column of overflow labels, for the current
+ * row's key (datum: the row's jsonb): its key copied, and its labels parsed
+ * (overflow_labels.c).  It is no label itself: its labels are.
+ */
+static PromLabelValue *
+new_pairs_value(PromSeriesSet *set, PromLayout *layout, int column,
+				const RowKey *key, Datum datum)
+{
+	BinaryKey	binary = {NULL, key->len, NULL};
+	char	   *copy;
+
+	if (key->len < 0)
+		return alloc_value(set, PROM_LABEL_BINARY, layout->names[column], NULL,
+						   0, &binary);
+	binary.pairs = PromParseOverflowLabels(set, layout, datum);
+	copy = arena_alloc(set, Max(key->len, 1));
+	memcpy(copy, key->key.bytes, key->len);
+	binary.bytes = copy;
+	return alloc_value(set, PROM_LABEL_BINARY, layout->names[column], "", 0,
+					   &binary);
+}
+
+/*
  * Print a value with its type's output function, once per distinct value,
  * into the row's scratch context.
  */
@@ -347,8 +390,11 @@ PromNewValue(PromSeriesSet *set, PromLayout *layout, int column,
 			}
 			return alloc_value(set, kind, name, label, len, &key->key.scalar);
 		case PROM_LABEL_BINARY:
+			if (column == layout->pairs_column)
+				return new_pairs_value(set, layout, column, key, values[column]);
 			binary.bytes = NULL;
 			binary.len = key->len;
+			binary.pairs = NULL;
 			if (key->len < 0)
 				return alloc_value(set, kind, name, NULL, 0, &binary);
 			copy = arena_alloc(set, Max(key->len, 1));
@@ -378,7 +424,8 @@ add_column_value(PromSeriesSet *set, PromLayout *layout, int column,
 
 	table->slots[slot].hash = layout->row_hashes[column];
 	table->slots[slot].value = value;
-	if (++table->count >= 1024 && table->count * 4 > (uint32) set->nseries * 3)
+	if (++table->count >= 1024 && table->count * 4 > (uint32) set->nseries * 3 &&
+		column != layout->pairs_column)
 	{
 		/* a value per series: no use looking */
 		table->interning = false;
@@ -464,14 +511,16 @@ PromLookUpSharedValues(PromSeriesSet *set, PromLayout *layout,
  * Have the engine decide a matcher per distinct value of a TEXT or NAME
  * column of a layout, rather than SQL per row: series whose value of the
  * column fails it are rejected (they take no samples, and the set does not
- * answer them).  The matcher must live as long as the set.
+ * answer them).  On the column of overflow labels, a matcher is decided on
+ * its label among them.  The matcher must live as long as the set.
  */
 void
 PromLayoutAddFilter(PromSeriesSet *set, PromLayout *layout, int column,
 					const PromMatcher *matcher)
 {
 	Assert(layout->kinds[column] == PROM_LABEL_TEXT ||
-		   layout->kinds[column] == PROM_LABEL_NAME);
+		   layout->kinds[column] == PROM_LABEL_NAME ||
+		   column == layout->pairs_column);
 	if (layout->filters == NULL)
 		layout->filters = MemoryContextAlloc(set->context,
 											 sizeof(LayoutFilter) *
@@ -534,6 +583,9 @@ PromRowPassesFilters(PromLayout *layout)
 				return false;
 			continue;
 		}
+		if (value->verdict == VERDICT_UNKNOWN && column == layout->pairs_column)
+			value->verdict = PromPairsPassFilters(layout, column, value) ?
+				VERDICT_PASS : VERDICT_FAIL;
 		if (value->verdict == VERDICT_UNKNOWN)
 			value->verdict = passes_column_filters(layout, column, value->text,
 												   Max(value->text_len, 0)) ?
@@ -545,18 +597,34 @@ PromRowPassesFilters(PromLayout *layout)
 }
 
 /*
- * The labels of a series, in name order, into labels (room for the columns
- * of its layout): its present ones, those of a value that is not empty;
- * returns their number.
+ * How many labels a series may have: the columns of its layout and its
+ * overflow labels (room for PromSeriesLabels).
+ */
+int
+PromSeriesLabelCount(const PromSeriesSet *set, const PromSeries *series)
+{
+	const PromLayout *layout = series_layout(set, series);
+	const LabelPairs *pairs = series_pairs(layout, series);
+
+	return layout->ncolumns + (pairs != NULL ? pairs->npairs : 0);
+}
+
+/*
+ * The labels of a series, in name order, into labels (room for
+ * PromSeriesLabelCount): its present ones, those of a value that is not
+ * empty, and its overflow labels merged in; returns their number.
  */
 int
 PromSeriesLabels(const PromSeriesSet *set, const PromSeries *series,
 				 PromLabelRef *labels)
 {
 	const PromLayout *layout = series_layout(set, series);
+	const LabelPairs *pairs = series_pairs(layout, series);
 	int			n = 0;
 	int			i;
 
+	if (pairs != NULL)
+		return PromSeriesLabelsWithPairs(layout, series, pairs, labels);
 	for (i = 0; i < layout->ncolumns; i++)
 	{
 		int			column = layout->name_order[i];
@@ -605,8 +673,11 @@ PromPutSeriesLabels(char *p, const PromSeriesSet *set, const PromSeries *series)
 	char	  **name_parts = layout->name_parts;
 	const int  *name_part_lens = layout->name_part_lens;
 	int			ncolumns = layout->ncolumns;
+	const LabelPairs *pairs = series_pairs(layout, series);
 	int			i;
 
+	if (pairs != NULL)
+		return PromPutLabelsWithPairs(p, layout, series, pairs);
 	for (i = 0; i < ncolumns; i++)
 	{
 		int			column = name_order[i];

@@ -10,8 +10,8 @@
  * comparisons.  Instead each label set becomes a row of integers, sorted by
  * counting (a stable radix sort, one pass per name, last name first):
  *
- * 1. The label names of all layouts are sorted; a series' row has one entry
- *    per name, in that order.
+ * 1. The label names of all layouts are sorted, with those of the overflow
+ *    labels (layout.c); a series' row has one entry per name, in that order.
  * 2. One pass over the series, in the order of their memory, gathers the
  *    distinct values of each name (shared by the series that have them) and
  *    writes each row with the order in which it met them; it also completes
@@ -115,6 +115,51 @@ find_name(const char **names, const int *lens, int nnames, const char *name,
 	return lo;
 }
 
+/* A label name, to be sorted. */
+typedef struct SortedName
+{
+	const char *name;
+	int			len;
+} SortedName;
+
+/* qsort comparator of label names, bytewise. */
+static int
+sorted_name_cmp(const void *a, const void *b)
+{
+	const SortedName *x = a;
+	const SortedName *y = b;
+
+	return compare_bytes(x->name, x->len, y->name, y->len);
+}
+
+/*
+ * The values of a layout's column of overflow labels that have labels, into
+ * an array allocated in CurrentMemoryContext; returns how many.  The column's
+ * values are all looked up, so its table holds each of them.
+ */
+static int
+pairs_values(const PromLayout *layout, LabelPairs ***pairs)
+{
+	const ValueTable *table;
+	int			n = 0;
+	uint32		slot;
+
+	*pairs = NULL;
+	if (layout->pairs_column < 0)
+		return 0;
+	table = &layout->values[layout->pairs_column];
+	Assert(table->interning);
+	*pairs = palloc(sizeof(LabelPairs *) * Max(table->count, 1));
+	for (slot = 0; slot <= table->mask; slot++)
+	{
+		const PromLabelValue *value = table->slots[slot].value;
+
+		if (value != NULL && value_pairs(value) != NULL)
+			(*pairs)[n++] = (LabelPairs *) value_pairs(value);
+	}
+	return n;
+}
+
 /* The values of one label name, being numbered. */
 typedef struct NameValues
 {
@@ -179,11 +224,24 @@ gather_values(PromSeriesSet *set, NameValues *names, int nnames,
 	 * up.
 	 */
 	for (l = 0; l < set->nlayouts; l++)
+	{
+		LabelPairs **pairs;
+		int			npairs;
+		int			j;
+
 		for (layout = set->layouts[l], i = 0; i < layout->ncolumns; i++)
 			names[layout->name_index[i]].capacity +=
 				layout->kinds[i] == PROM_LABEL_CONST ? 1 :
 				layout->values[i].interning ? layout->values[i].count :
 				(uint32) set->nseries;
+		/* each overflow label's value is one of its own */
+		npairs = pairs_values(layout, &pairs);
+		for (j = 0; j < npairs; j++)
+			for (u = 0; u < pairs[j]->npairs; u++)
+				names[pairs[j]->name_index[u]].capacity++;
+		if (pairs != NULL)
+			pfree(pairs);
+	}
 	for (u = 0; u < nnames; u++)
 		names[u].records = PromArenaAlloc(set->arena, sizeof(TextRecord) *
 										  Max(names[u].capacity, 1));
@@ -194,18 +252,37 @@ gather_values(PromSeriesSet *set, NameValues *names, int nnames,
 		PromSeries *series = set->series[i];
 		const PromLayout *row_layout = series_layout(set, series);
 		uint32	   *row = rows + (Size) i * nnames;
+		const LabelPairs *pairs = NULL;
+		int			pairs_count = 0;
 		int			c;
 
 		prefetch_series_values(set, i);
 		PromSeriesCountTimes(series);
 		set->result_bytes += series_field_bytes(series);
 		memset(row, 0, sizeof(uint32) * nnames);
-		for (c = 0; c < row_layout->ncolumns; c++)
+		for (c = 0; c < row_layout->ncolumns + pairs_count; c++)
 		{
-			PromLabelValue *value = series_value(row_layout, series, c);
-			int			name_index = row_layout->name_index[c];
-			NameValues *name = &names[name_index];
+			PromLabelValue *value;
+			int			name_index;
+			NameValues *name;
 
+			if (c < row_layout->ncolumns)
+			{
+				value = series_value(row_layout, series, c);
+				name_index = row_layout->name_index[c];
+				/* a value of overflow labels: its labels after the columns */
+				if (c == row_layout->pairs_column && value_pairs(value) != NULL)
+				{
+					pairs = value_pairs(value);
+					pairs_count = pairs->npairs;
+				}
+			}
+			else
+			{
+				value = pairs->values[c - row_layout->ncolumns];
+				name_index = pairs->name_index[c - row_layout->ncolumns];
+			}
+			name = &names[name_index];
 			if (!value_is_present(value))
 				continue;
 			if (value->ordinal == 0)
@@ -298,6 +375,9 @@ PromSortSeries(PromSeriesSet *set)
 	PromLayout *layout;
 	const char **names;
 	int		   *lens;
+	SortedName *sorted_names;
+	LabelPairs ***all_pairs;
+	int		   *all_npairs;
 	NameValues *values;
 	int			nnames = 0;
 	int			capacity = 0;
@@ -320,31 +400,42 @@ PromSortSeries(PromSeriesSet *set)
 	if (nseries == 0)
 		return;
 
-	/* the label names of the set, sorted and distinct */
+	/* the label names of the set, overflow labels' too, sorted and distinct */
+	all_pairs = palloc(sizeof(LabelPairs **) * set->nlayouts);
+	all_npairs = palloc(sizeof(int) * set->nlayouts);
 	for (l = 0; l < set->nlayouts; l++)
+	{
 		capacity += set->layouts[l]->ncolumns;
-	names = palloc(sizeof(char *) * Max(capacity, 1));
-	lens = palloc(sizeof(int) * Max(capacity, 1));
+		all_npairs[l] = pairs_values(set->layouts[l], &all_pairs[l]);
+		for (i = 0; i < all_npairs[l]; i++)
+			capacity += all_pairs[l][i]->npairs;
+	}
+	sorted_names = palloc(sizeof(SortedName) * Max(capacity, 1));
 	for (l = 0; l < set->nlayouts; l++)
+	{
 		for (layout = set->layouts[l], i = 0; i < layout->ncolumns; i++)
 		{
-			int			j = nnames;
-
-			/* insertion into the sorted names, skipping duplicates */
-			while (j > 0 && compare_bytes(names[j - 1], lens[j - 1],
-										  layout->names[i],
-										  layout->name_lens[i]) > 0)
-				j--;
-			if (j > 0 && compare_bytes(names[j - 1], lens[j - 1],
-									   layout->names[i],
-									   layout->name_lens[i]) == 0)
-				continue;
-			memmove(names + j + 1, names + j, sizeof(char *) * (nnames - j));
-			memmove(lens + j + 1, lens + j, sizeof(int) * (nnames - j));
-			names[j] = layout->names[i];
-			lens[j] = layout->name_lens[i];
-			nnames++;
+			sorted_names[nnames].name = layout->names[i];
+			sorted_names[nnames++].len = layout->name_lens[i];
 		}
+		for (i = 0; i < all_npairs[l]; i++)
+			for (u = 0; u < all_pairs[l][i]->npairs; u++)
+			{
+				sorted_names[nnames].name = all_pairs[l][i]->names[u];
+				sorted_names[nnames++].len = all_pairs[l][i]->name_lens[u];
+			}
+	}
+	qsort(sorted_names, nnames, sizeof(SortedName), sorted_name_cmp);
+	names = palloc(sizeof(char *) * Max(capacity, 1));
+	lens = palloc(sizeof(int) * Max(capacity, 1));
+	for (i = 0, u = 0; i < nnames; i++)
+		if (u == 0 || sorted_name_cmp(&sorted_names[i], &sorted_names[i - 1]) != 0)
+		{
+			names[u] = sorted_names[i].name;
+			lens[u++] = sorted_names[i].len;
+		}
+	nnames = u;
+	pfree(sorted_names);
 
 	/* number the values of each name */
 	for (l = 0; l < set->nlayouts; l++)
@@ -355,7 +446,21 @@ PromSortSeries(PromSeriesSet *set)
 			layout->name_index[i] = find_name(names, lens, nnames,
 											  layout->names[i],
 											  layout->name_lens[i]);
+		for (i = 0; i < all_npairs[l]; i++)
+		{
+			LabelPairs *pairs = all_pairs[l][i];
+
+			pairs->name_index = palloc(sizeof(int) * Max(pairs->npairs, 1));
+			for (u = 0; u < pairs->npairs; u++)
+				pairs->name_index[u] = find_name(names, lens, nnames,
+												 pairs->names[u],
+												 pairs->name_lens[u]);
+		}
+		if (all_pairs[l] != NULL)
+			pfree(all_pairs[l]);
 	}
+	pfree(all_pairs);
+	pfree(all_npairs);
 	values = palloc0(sizeof(NameValues) * Max(nnames, 1));
 	rows = PromArenaAlloc(set->arena, sizeof(uint32) * nnames * (Size) nseries);
 	gather_values(set, values, nnames, rows);

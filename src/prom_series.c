@@ -58,6 +58,18 @@ timestamp_of_ms(int64 ms)
 	return PromMsToTimestamp(ms);
 }
 
+/* qsort comparator of labels in jsonb's order of keys. */
+static int
+jsonb_key_cmp(const void *a, const void *b)
+{
+	const PromLabelRef *x = a;
+	const PromLabelRef *y = b;
+
+	if (x->name_len != y->name_len)
+		return x->name_len < y->name_len ? -1 : 1;
+	return memcmp(x->name, y->name, x->name_len);
+}
+
 /*
  * The labels of a series as a jsonb object, written directly in jsonb's
  * binary format rather than through pushJsonbValue, which costs more than
@@ -70,7 +82,8 @@ timestamp_of_ms(int64 ms)
 static Jsonb *
 labels_jsonb(const PromSeriesSet *set, const PromSeries *series)
 {
-	PromLabelRef labels[PROM_MAX_LABELS];
+	PromLabelRef *labels = palloc(sizeof(PromLabelRef) *
+								  PromSeriesLabelCount(set, series));
 	int			n = PromSeriesLabels(set, series, labels);
 	Size		size = VARHDRSZ + sizeof(uint32) + sizeof(JEntry) * 2 * n;
 	uint32		offset = 0;
@@ -79,8 +92,10 @@ labels_jsonb(const PromSeriesSet *set, const PromSeries *series)
 	char	   *data;
 	int			i;
 
-	/* jsonb's key order: an insertion sort, labels are few */
-	for (i = 1; i < n; i++)
+	/* jsonb's key order: an insertion sort, labels are few (but overflow) */
+	if (n > 32)
+		qsort(labels, n, sizeof(PromLabelRef), jsonb_key_cmp);
+	for (i = 1; i < n && n <= 32; i++)
 	{
 		PromLabelRef label = labels[i];
 		int			j;
@@ -120,6 +135,7 @@ labels_jsonb(const PromSeriesSet *set, const PromSeries *series)
 		entries[i] = JENTRY_ISSTRING |
 			(i % JB_OFFSET_STRIDE == 0 ? (offset | JENTRY_HAS_OFF) : (uint32) len);
 	}
+	pfree(labels);
 	return jsonb;
 }
 

@@ -32,6 +32,7 @@ int			promread_write_unknown_labels = PROM_WRITE_ERROR;
 int			promread_write_unsupported = PROM_WRITE_ERROR;
 int			promread_write_invalid = PROM_WRITE_ERROR;
 char	   *promread_write_trusted_owners = NULL;
+int			promread_write_max_label_columns = 400;
 
 /* Values of promread.write_unknown_labels, write_unsupported, write_invalid. */
 static const struct config_enum_entry write_refusal_options[] = {
@@ -131,6 +132,13 @@ _PG_init(void)
 							 PROM_WRITE_ERROR, write_refusal_options,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("promread.write_max_label_columns",
+							"Most label columns remote write gives a table it created.",
+							"Labels past them, and every label new to a table once one was, are kept in the table's jsonb column of overflow labels.",
+							&promread_write_max_label_columns,
+							400, 0, 1000,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
 	DefineCustomEnumVariable("promread.write_unsupported",
 							 "What remote write does with exemplars and native histograms, which promread does not store.",
 							 "error refuses a request that carries any; drop writes its float samples without them.",

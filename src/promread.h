@@ -43,6 +43,7 @@ extern int	promread_write_unknown_labels;
 extern int	promread_write_unsupported;
 extern int	promread_write_invalid;
 extern char *promread_write_trusted_owners;
+extern int	promread_write_max_label_columns;
 
 /* What remote write does with what it cannot store. */
 typedef enum PromWriteRefusal
@@ -103,6 +104,9 @@ typedef struct PromMetricEntry
 	char	   *value_column;
 	int			nlabels;
 	char	  **label_columns;
+	char	  **label_names;	/* the label each of label_columns holds */
+	char	   *overflow_column;	/* jsonb of the labels without a column of
+									 * their own; NULL when none */
 	bool		created_by_write;	/* remote write created the relation */
 } PromMetricEntry;
 
@@ -116,7 +120,9 @@ extern void PromCatalogUnlockForWrite(const char *metric);
 extern void PromCatalogStoreCreated(const char *metric, Oid relid,
 									const char *time_column,
 									const char *value_column,
-									const char *const *labels, int nlabels);
+									const char *const *columns,
+									const char *const *labels, int nlabels,
+									const char *overflow_column);
 extern bool PromMetadataStore(const char *family, const char *type,
 							  const char *help, const char *unit);
 
@@ -199,6 +205,8 @@ extern void PromLayoutExpectRows(PromSeriesSet *set, PromLayout *layout,
 								 double rows);
 extern void PromLayoutAddFilter(PromSeriesSet *set, PromLayout *layout,
 								int column, const PromMatcher *matcher);
+extern void PromLayoutSetOverflow(PromSeriesSet *set, PromLayout *layout,
+								  int column);
 extern void PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 							 const Datum *values, const bool *isnull,
 							 int64 t, double v);
@@ -215,6 +223,8 @@ extern PromSeries *const *PromSeriesSetSeries(const PromSeriesSet *set,
 extern int64 PromSeriesSetSampleCount(const PromSeriesSet *set);
 extern Size PromSeriesSetResultBytes(const PromSeriesSet *set);
 extern int64 PromSeriesSampleCount(const PromSeries *series);
+extern int	PromSeriesLabelCount(const PromSeriesSet *set,
+								 const PromSeries *series);
 extern int	PromSeriesLabels(const PromSeriesSet *set, const PromSeries *series,
 							 PromLabelRef *labels);
 extern Size PromSeriesLabelsSize(const PromSeriesSet *set,

@@ -19,7 +19,14 @@
  *    table that remote write made (its exclusive lock is polled for, not
  *    queued for, so that reads are not held up behind it); on any other
  *    relation it refuses the request (42703) unless
- *    promread.write_unknown_labels is "drop".
+ *    promread.write_unknown_labels is "drop".  Label names are data: a
+ *    label whose name cannot be a column's (a system column's name, the
+ *    time or value column's, 64 bytes or more, a name taken) gets a column
+ *    of another name, and the catalog keeps which label each column holds.
+ *    Past promread.write_max_label_columns label columns (or the room that
+ *    PostgreSQL's 1,600 columns leave), a table gets a jsonb column of
+ *    overflow labels instead, which then keeps every label new to it: so
+ *    a label is kept in one place only, and no valid name is refused.
  * 4. Each metric's samples are written by write_rows.c: through COPY FROM
  *    into tables, through INSERT into the rest.  A relation dropped (or a
  *    metric registered again) by another session after the metric was
@@ -72,6 +79,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
+#include "catalog/pg_class.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -90,6 +98,12 @@ PG_FUNCTION_INFO_V1(prom_remote_write);
 /* The columns of a table that remote write creates, besides its labels. */
 #define CREATED_TIME_COLUMN		"ts"
 #define CREATED_VALUE_COLUMN	"value"
+#define CREATED_OVERFLOW_COLUMN	"__labels"
+
+/* The names of system columns, which no column of a table may take. */
+static const char *const system_columns[] = {
+	"ctid", "xmin", "cmin", "xmax", "cmax", "tableoid"
+};
 
 /* How many times to look a metric up while its relation is dropped under the write. */
 #define LOOKUP_ATTEMPTS			10
@@ -146,16 +160,52 @@ collect_labels(PromWriteGroup *group)
 }
 
 /*
- * Can a label become a column of a table remote write made?  Not when it
- * is named as the table's time or value column, nor when its name does not
- * fit an identifier (63 bytes).
+ * Is a column name taken in a table remote write made (relid; InvalidOid
+ * while it is being created): by a column of the table, dropped ones
+ * included, by a system column, the time, value or overflow column, or one
+ * of the names given to new columns so far?
  */
 static bool
-label_fits_created_table(const char *label)
+column_name_taken(Oid relid, const char *name, const char *const *taken,
+				  int ntaken)
 {
-	return strcmp(label, CREATED_TIME_COLUMN) != 0 &&
-		strcmp(label, CREATED_VALUE_COLUMN) != 0 &&
-		strlen(label) < NAMEDATALEN;
+	int			i;
+
+	if (OidIsValid(relid) && get_attnum(relid, name) != InvalidAttrNumber)
+		return true;
+	if (strcmp(name, CREATED_TIME_COLUMN) == 0 ||
+		strcmp(name, CREATED_VALUE_COLUMN) == 0 ||
+		strcmp(name, CREATED_OVERFLOW_COLUMN) == 0)
+		return true;
+	for (i = 0; i < (int) lengthof(system_columns); i++)
+		if (strcmp(name, system_columns[i]) == 0)
+			return true;
+	for (i = 0; i < ntaken; i++)
+		if (strcmp(name, taken[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The name of a new column for a label (or for the overflow labels): the
+ * label's name when it fits an identifier and is not taken; otherwise its
+ * first 40 bytes, a hash of the whole, and a number if that is taken too.
+ */
+static char *
+label_column_name(Oid relid, const char *label, const char *const *taken,
+				  int ntaken)
+{
+	size_t		len = strlen(label);
+	uint32		hash = hash_bytes((const unsigned char *) label, (int) len);
+	char	   *name;
+	int			n;
+
+	if (len < NAMEDATALEN && !column_name_taken(relid, label, taken, ntaken))
+		return pstrdup(label);
+	name = psprintf("%.40s_%08x", label, hash);
+	for (n = 2; column_name_taken(relid, name, taken, ntaken); n++)
+		name = psprintf("%.40s_%08x_%d", label, hash, n);
+	return name;
 }
 
 /*
@@ -197,7 +247,9 @@ create_metric(const char *metric, const char *const *labels, int nlabels)
 	char	   *qualified;
 	StringInfoData sql;
 	const char **columns;
+	const char **names;
 	int			ncolumns = 0;
+	const char *overflow = NULL;
 	int			i;
 
 	nspid = get_namespace_oid(promread_write_schema, false);
@@ -226,35 +278,45 @@ create_metric(const char *metric, const char *const *labels, int nlabels)
 					 " pg_catalog.timestamptz NOT NULL, " CREATED_VALUE_COLUMN
 					 " pg_catalog.float8 NOT NULL", qualified);
 	columns = palloc(sizeof(char *) * Max(nlabels, 1));
+	names = palloc(sizeof(char *) * Max(nlabels, 1));
 	for (i = 0; i < nlabels; i++)
 	{
-		if (!label_fits_created_table(labels[i]))
-			continue;
-		columns[ncolumns++] = labels[i];
+		if (ncolumns >= promread_write_max_label_columns)
+		{
+			overflow = CREATED_OVERFLOW_COLUMN;
+			break;
+		}
+		names[ncolumns] = labels[i];
+		columns[ncolumns] = label_column_name(InvalidOid, labels[i], columns,
+											  ncolumns);
 		appendStringInfo(&sql, ", %s pg_catalog.text COLLATE \"C\"",
-						 quote_identifier(labels[i]));
+						 quote_identifier(columns[ncolumns]));
+		ncolumns++;
 	}
+	if (overflow != NULL)
+		appendStringInfo(&sql, ", %s pg_catalog.jsonb", quote_identifier(overflow));
 	appendStringInfoChar(&sql, ')');
 	run_ddl(sql.data);
 
 	resetStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE INDEX ON %s (" CREATED_TIME_COLUMN ")", qualified);
 	run_ddl(sql.data);
-	for (i = 0; i < (int) lengthof(indexed_labels); i++)
+	for (i = 0; i < ncolumns; i++)
 	{
-		const char *label = indexed_labels[i];
+		const char *label = names[i];
 
-		if (!bsearch(&label, columns, ncolumns, sizeof(char *), cstring_cmp))
+		if (!bsearch(&label, indexed_labels, lengthof(indexed_labels),
+					 sizeof(char *), cstring_cmp))
 			continue;
 		resetStringInfo(&sql);
 		appendStringInfo(&sql, "CREATE INDEX ON %s (%s, " CREATED_TIME_COLUMN ")",
-						 qualified, quote_identifier(label));
+						 qualified, quote_identifier(columns[i]));
 		run_ddl(sql.data);
 	}
 
 	PromCatalogStoreCreated(metric, get_relname_relid(table, nspid),
 							CREATED_TIME_COLUMN, CREATED_VALUE_COLUMN,
-							columns, ncolumns);
+							columns, names, ncolumns, overflow);
 	return PromCatalogFind(metric);
 }
 
@@ -285,12 +347,27 @@ lock_for_new_columns(const PromMetricEntry *entry)
 	}
 }
 
+/* The columns of a relation, dropped ones included (they count for its limit). */
+static int
+relation_natts(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	int			natts;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	natts = ((Form_pg_class) GETSTRUCT(tuple))->relnatts;
+	ReleaseSysCache(tuple);
+	return natts;
+}
+
 /*
  * Add a text column for each label that a table remote write made has no
- * column for, and register them; returns the new registration, or NULL
- * when the table was dropped or the metric registered again meanwhile.
- * The metric's lock, taken only by the table's owner, serializes writers
- * adding labels to one metric.
+ * column for, while it has room for label columns (see the file's header),
+ * or else its column of overflow labels; register them, and return the new
+ * registration, or NULL when the table was dropped or the metric registered
+ * again meanwhile.  The metric's lock, taken only by the table's owner,
+ * serializes writers adding labels to one metric.
  */
 static PromMetricEntry *
 add_label_columns(const PromMetricEntry *entry, const char *const *labels,
@@ -298,8 +375,12 @@ add_label_columns(const PromMetricEntry *entry, const char *const *labels,
 {
 	PromMetricEntry *current;
 	const char **columns;
+	const char **names;
 	int			ncolumns;
+	const char *overflow;
 	const char *relation;
+	StringInfoData sql;
+	int			room;
 	int			i;
 
 	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->relid)) &&
@@ -323,28 +404,64 @@ add_label_columns(const PromMetricEntry *entry, const char *const *labels,
 	relation = PromQuotedRelationName(current->relid);
 
 	columns = palloc(sizeof(char *) * (current->nlabels + nlabels));
+	names = palloc(sizeof(char *) * (current->nlabels + nlabels));
 	ncolumns = current->nlabels;
 	for (i = 0; i < current->nlabels; i++)
+	{
 		columns[i] = current->label_columns[i];
+		names[i] = current->label_names[i];
+	}
+	overflow = current->overflow_column;
+	/* no new label column once there are overflow labels; one left for them */
+	room = overflow != NULL ? 0 :
+		Min(promread_write_max_label_columns - current->nlabels,
+			MaxHeapAttributeNumber - relation_natts(current->relid) - 1);
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "ALTER TABLE %s", relation);
 	for (i = 0; i < nlabels; i++)
 	{
 		if (PromCatalogLabelIndex(current, labels[i]) >= 0)
 			continue;
-		run_ddl(psprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s pg_catalog.text COLLATE \"C\"",
-						 relation, quote_identifier(labels[i])));
-		columns[ncolumns++] = labels[i];
+		if (ncolumns - current->nlabels >= room)
+		{
+			if (overflow == NULL)
+			{
+				/* no label's column takes its name; another column may */
+				overflow = get_attnum(current->relid, CREATED_OVERFLOW_COLUMN) ==
+					InvalidAttrNumber ? CREATED_OVERFLOW_COLUMN :
+					label_column_name(current->relid, CREATED_OVERFLOW_COLUMN,
+									  columns + current->nlabels,
+									  ncolumns - current->nlabels);
+				appendStringInfo(&sql, "%s ADD COLUMN %s pg_catalog.jsonb",
+								 ncolumns > current->nlabels ? "," : "",
+								 quote_identifier(overflow));
+			}
+			break;
+		}
+		names[ncolumns] = labels[i];
+		columns[ncolumns] = label_column_name(current->relid, labels[i],
+											  columns + current->nlabels,
+											  ncolumns - current->nlabels);
+		appendStringInfo(&sql, "%s ADD COLUMN %s pg_catalog.text COLLATE \"C\"",
+						 ncolumns > current->nlabels ? "," : "",
+						 quote_identifier(columns[ncolumns]));
+		ncolumns++;
 	}
+	if (ncolumns == current->nlabels && overflow == current->overflow_column)
+		return current;
+	run_ddl(sql.data);
 	PromCatalogStoreCreated(current->metric, current->relid,
 							current->time_column, current->value_column,
-							columns, ncolumns);
+							columns, names, ncolumns, overflow);
 	return PromCatalogFind(entry->metric);
 }
 
 /*
- * The registration of a group's metric, with a column for every label its
- * series carry that can have one: created, extended, or as registered; or
- * NULL when its table went away while columns were added to it.  Labels
- * without a column refuse the request unless they may be dropped.
+ * The registration of a group's metric, with a place for every label its
+ * series carry where it can have one: created, extended, or as registered;
+ * or NULL when its table went away while columns were added to it.  Labels
+ * without a column refuse the request unless they may be dropped or are
+ * kept as overflow labels.
  */
 static PromMetricEntry *
 metric_entry(const PromWriteGroup *group)
@@ -366,10 +483,9 @@ metric_entry(const PromWriteGroup *group)
 
 	missing = palloc(sizeof(char *) * Max(group->nlabels, 1));
 	for (i = 0; i < group->nlabels; i++)
-		if (PromCatalogLabelIndex(entry, group->labels[i]) < 0 &&
-			(!entry->created_by_write || label_fits_created_table(group->labels[i])))
+		if (PromCatalogLabelIndex(entry, group->labels[i]) < 0)
 			missing[nmissing++] = group->labels[i];
-	if (nmissing > 0 && entry->created_by_write)
+	if (nmissing > 0 && entry->created_by_write && entry->overflow_column == NULL)
 	{
 		entry = add_label_columns(entry, missing, nmissing);
 		if (entry == NULL)
@@ -378,6 +494,7 @@ metric_entry(const PromWriteGroup *group)
 
 	for (i = 0; i < group->nlabels; i++)
 		if (PromCatalogLabelIndex(entry, group->labels[i]) < 0 &&
+			entry->overflow_column == NULL &&
 			promread_write_unknown_labels == PROM_WRITE_ERROR)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),

@@ -421,7 +421,20 @@ read_metric_columns(const PromMetricEntry *entry, bool named,
 	{
 		if (!read_column(entry, entry->label_columns[i], named, &labels[i]))
 			return false;
+		labels[i].label = entry->label_names[i];
 		labels[i].kind = PromLabelKindOf(labels[i].type);
+	}
+	if (entry->overflow_column != NULL)
+	{
+		MetricColumn *overflow = &labels[entry->nlabels];
+
+		if (!read_column(entry, entry->overflow_column, named, overflow) ||
+			!check_column_type(entry, named, overflow, "overflow labels",
+							   overflow->basetype == JSONBOID))
+			return false;
+		/* no label's name: its labels are its values' */
+		overflow->label = "";
+		overflow->kind = PROM_LABEL_BINARY;
 	}
 	return true;
 }
@@ -473,7 +486,7 @@ static bool
 prepare_metric_scan(const PromMetricEntry *entry, const PromQuery *query,
 					bool named, MetricScan *scan)
 {
-	int			nlabels = entry->nlabels;
+	int			nlabels = entry->nlabels + (entry->overflow_column != NULL);
 	MetricColumn *labels = palloc(sizeof(MetricColumn) * Max(nlabels, 1));
 	ScanStatement *stmt = &scan->stmt;
 	int			i;
@@ -482,6 +495,7 @@ prepare_metric_scan(const PromMetricEntry *entry, const PromQuery *query,
 	scan->entry = entry;
 	scan->labels = labels;
 	scan->nlabels = nlabels;
+	scan->overflow = entry->overflow_column != NULL ? entry->nlabels : -1;
 	if (!lock_metric_relation(entry, named) ||
 		!read_metric_columns(entry, named, &scan->time_column,
 							 &scan->value_column, labels))
@@ -529,7 +543,7 @@ add_scan_layout(PromSeriesSet *set, const MetricScan *scan,
 
 	for (i = 0; i < nlabels; i++)
 	{
-		names[i] = scan->labels[i].name;
+		names[i] = scan->labels[i].label;
 		kinds[i] = scan->labels[i].kind;
 		types[i] = scan->labels[i].basetype;
 		result_types[i] = scan->labels[i].type;
@@ -550,6 +564,8 @@ add_scan_layout(PromSeriesSet *set, const MetricScan *scan,
 	receiver->set = set;
 	receiver->layout = PromSeriesSetAddLayout(set, nlabels + 1, names, kinds,
 											  types, const_values);
+	if (scan->overflow >= 0)
+		PromLayoutSetOverflow(set, receiver->layout, scan->overflow);
 	foreach(lc, scan->filters)
 	{
 		const ScanFilter *filter = lfirst(lc);

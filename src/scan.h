@@ -26,6 +26,7 @@ typedef enum TimeKind
 typedef struct MetricColumn
 {
 	const char *name;
+	const char *label;			/* of a label column: the label it holds */
 	Oid			type;			/* declared type: the scan's result type */
 	Oid			basetype;		/* with domains looked through */
 	Oid			collation;
@@ -65,8 +66,10 @@ typedef struct MetricScan
 	const char *value_expression;	/* the value column as float8 */
 	MetricColumn time_column;
 	MetricColumn value_column;
-	MetricColumn *labels;
+	MetricColumn *labels;		/* the label columns, then the column of
+								 * overflow labels if any */
 	int			nlabels;
+	int			overflow;		/* its place among them; -1: none */
 	List	   *filters;		/* of ScanFilter */
 	List	   *decisions;		/* of ValueDecision */
 	bool		has_foreign;	/* the relation is or has foreign tables */

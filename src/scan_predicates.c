@@ -227,7 +227,7 @@ find_label(const MetricColumn *columns, int ncolumns, const char *name)
 	int			i;
 
 	for (i = 0; i < ncolumns; i++)
-		if (strcmp(columns[i].name, name) == 0)
+		if (strcmp(columns[i].label, name) == 0)
 			return &columns[i];
 	return NULL;
 }
@@ -371,6 +371,16 @@ ScanAddMatchers(MetricScan *scan, const PromQuery *query, bool stored)
 		if (strcmp(matcher->name, "__name__") == 0)
 			continue;			/* decided by the catalog lookup */
 		column = find_label(labels, nlabels, matcher->name);
+		if (column == NULL && scan->overflow >= 0)
+		{
+			/* an overflow label, or none: decided per value of the column */
+			ScanFilter *filter = palloc(sizeof(ScanFilter));
+
+			filter->column = scan->overflow;
+			filter->matcher = matcher;
+			scan->filters = lappend(scan->filters, filter);
+			continue;
+		}
 		if (column == NULL)
 		{
 			/* the label is missing on every row */

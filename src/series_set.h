@@ -14,11 +14,13 @@
  *                  inline key reading and comparing)
  *   series_index.c hashing keys, the index of series, making a series
  *   samples.c      sample blocks: growing, chaining, merging, sorting
+ *   overflow_labels.c  the labels of a column of overflow labels
  *   order.c        finishing: series in Prometheus's order
  *
  * Calls go one way only: series_set.c calls the others, group.c calls
  * series_index.c, layout.c and samples.c, which call no engine file but
- * layout.c (samples.c, for a series' labels' size).
+ * layout.c (samples.c, for a series' labels' size); layout.c calls
+ * overflow_labels.c, which calls none.
  *
  *-------------------------------------------------------------------------
  */
@@ -79,11 +81,30 @@ typedef struct LayoutFilter
 	const PromMatcher *matcher;
 } LayoutFilter;
 
-/* The key of a BINARY value: its bytes. */
+/*
+ * The labels of a value of a layout's column of overflow labels (a jsonb
+ * object of label names and values), made once per distinct value: the
+ * present ones, sorted by name bytewise, each value a TEXT value of its own.
+ */
+typedef struct LabelPairs
+{
+	int			npairs;
+	const char **names;
+	int		   *name_lens;
+	char	  **name_parts;		/* as PromLayout's */
+	int		   *name_part_lens;
+	PromLabelValue **values;
+	int		   *name_index;		/* to the set's sorted label names, when
+								 * finishing */
+	Size		labels_size;	/* bytes of them all as Label fields */
+} LabelPairs;
+
+/* The key of a BINARY value: its bytes; and its labels, of overflow labels. */
 typedef struct BinaryKey
 {
 	const char *bytes;
 	int32		len;
+	const LabelPairs *pairs;	/* a value of overflow labels; else NULL */
 } BinaryKey;
 
 /* Is a value a label of its series (not empty, not NULL)? */
@@ -112,6 +133,13 @@ static inline const BinaryKey *
 value_binary(const PromLabelValue *value)
 {
 	return ((const BinaryKey *) value) - 1;
+}
+
+/* The labels of a value of a column of overflow labels (NULL: none). */
+static inline const LabelPairs *
+value_pairs(const PromLabelValue *value)
+{
+	return value_binary(value)->pairs;
 }
 
 /* Is the kind compared by its Datum rather than by bytes? */
@@ -230,6 +258,8 @@ struct PromLayout
 	RowImage	image;			/* a row of the previous row's series, when
 								 * its keys are simple */
 	ValueTable *values;			/* distinct values, by column */
+	int			pairs_column;	/* the BINARY column of overflow labels, whose
+								 * values are always looked up; -1: none */
 	LayoutFilter *filters;		/* matchers decided per value, by column */
 	int			nfilters;
 	HeldRows   *held;			/* rows held to be looked up together
@@ -329,6 +359,17 @@ series_value(const PromLayout *layout, const PromSeries *series, int column)
 	return key >= 0 ? series->values[key] : layout->const_values[column];
 }
 
+/* The overflow labels of a series of a layout; NULL when it has none. */
+static inline const LabelPairs *
+series_pairs(const PromLayout *layout, const PromSeries *series)
+{
+	int			column = layout->pairs_column;
+
+	if (column < 0)
+		return NULL;
+	return value_pairs(series->values[layout->key_of[column]]);
+}
+
 /* Compare two byte strings as Go compares strings. */
 static inline int
 compare_bytes(const char *a, int alen, const char *b, int blen)
@@ -418,13 +459,17 @@ set_message_bytes(PromSeriesSet *set, PromSeries *series, Size bytes)
 	set->result_bytes += series_field_bytes(series);
 }
 
-/* Bytes of a column's value as a Label field numbered 1; 0 when absent. */
+/*
+ * Bytes of a column's value as a Label field numbered 1; 0 when absent; a
+ * value of overflow labels', those of its labels.
+ */
 static inline Size
 label_field_size(const PromLayout *layout, int column,
 				 const PromLabelValue *value)
 {
 	if (!value_is_present(value))
-		return 0;
+		return unlikely(column == layout->pairs_column) && value_pairs(value) != NULL ?
+			value_pairs(value)->labels_size : 0;
 	return wire_label_field_size(layout->name_part_lens[column], value->text_len);
 }
 
@@ -472,6 +517,20 @@ extern PromLabelValue *PromNewValue(PromSeriesSet *set, PromLayout *layout,
 extern void PromLookUpSharedValues(PromSeriesSet *set, PromLayout *layout,
 								   const Datum *values);
 extern bool PromRowPassesFilters(PromLayout *layout);
+
+/* overflow_labels.c */
+extern LabelPairs *PromParseOverflowLabels(PromSeriesSet *set,
+										   const PromLayout *layout,
+										   Datum datum);
+extern bool PromPairsPassFilters(const PromLayout *layout, int column,
+								 const PromLabelValue *value);
+extern int	PromSeriesLabelsWithPairs(const PromLayout *layout,
+									  const PromSeries *series,
+									  const LabelPairs *pairs,
+									  PromLabelRef *labels);
+extern char *PromPutLabelsWithPairs(char *p, const PromLayout *layout,
+									const PromSeries *series,
+									const LabelPairs *pairs);
 
 /* series_index.c */
 extern uint64 PromHashRow(const PromLayout *layout, uint64 *key_hashes);

@@ -202,6 +202,7 @@ ShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
 	int			i;
 
 	if (!promread_shard_grouping || scan->nlabels == 0 || scan->local_predicates ||
+		scan->overflow >= 0 ||
 		(relkind != RELKIND_PARTITIONED_TABLE && relkind != RELKIND_FOREIGN_TABLE) ||
 		has_row_security(relid))
 		return false;
@@ -236,7 +237,7 @@ ShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
 						 scan->value_expression);
 		for (i = 0; i < scan->nlabels; i++)
 			appendStringInfo(&stmt->sql, ", %s::pg_catalog.text, %s",
-							 quote_literal_cstr(scan->labels[i].name),
+							 quote_literal_cstr(scan->labels[i].label),
 							 quote_identifier(scan->labels[i].name));
 		appendStringInfo(&stmt->sql, ") FROM ONLY %s WHERE%s",
 						 PromQuotedRelationName(lfirst_oid(lc)),
@@ -273,8 +274,8 @@ set_series_labels(ShardReceiver *receiver, const Prometheus__ChunkedSeries *seri
 		const char *value = wire_bytes(label->value);
 
 		for (column = 0; column < scan->nlabels; column++)
-			if (strlen(scan->labels[column].name) == label->name.len &&
-				memcmp(scan->labels[column].name, name, label->name.len) == 0)
+			if (strlen(scan->labels[column].label) == label->name.len &&
+				memcmp(scan->labels[column].label, name, label->name.len) == 0)
 				break;
 		/* the shard's own name is not printed: it may not be UTF-8 */
 		if (column == scan->nlabels)
@@ -282,10 +283,10 @@ set_series_labels(ShardReceiver *receiver, const Prometheus__ChunkedSeries *seri
 									 (long long) frame));
 		if (!receiver->isnull[column])
 			PromStreamError(psprintf("Frame %lld has label \"%s\" twice.",
-									 (long long) frame, scan->labels[column].name));
+									 (long long) frame, scan->labels[column].label));
 		if (!PromIsValidUtf8(value, label->value.len))
 			PromStreamError(psprintf("Frame %lld has a value of label \"%s\" that is not valid UTF-8.",
-									(long long) frame, scan->labels[column].name));
+									(long long) frame, scan->labels[column].label));
 		receiver->values[column] =
 			PointerGetDatum(cstring_to_text_with_len(value, label->value.len));
 		receiver->isnull[column] = false;
@@ -403,7 +404,7 @@ ShardReceiverCreate(PromSeriesSet *set, const MetricScan *scan,
 
 	for (i = 0; i < nlabels; i++)
 	{
-		names[i] = scan->labels[i].name;
+		names[i] = scan->labels[i].label;
 		kinds[i] = PROM_LABEL_TEXT;
 		types[i] = TEXTOID;
 	}

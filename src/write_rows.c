@@ -30,6 +30,9 @@
  * 22008 outside PostgreSQL's range; values keep their bits (a stale marker
  * stays one) and are assigned to the value column's type; label values are
  * assigned to their columns' types (enum labels must be labels of the enum).
+ * A label is written to the column the catalog maps it to; the labels of a
+ * series that have no column, where the relation has a column of overflow
+ * labels, are written to it as one jsonb object.
  *
  *-------------------------------------------------------------------------
  */
@@ -52,6 +55,7 @@
 #include "proto/remote.pb-c.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
@@ -89,11 +93,37 @@ column_base_type(Oid relid, const char *column, const char *metric)
 	return getBaseType(get_atttype(relid, attnum));
 }
 
+/* The column that holds a label, or NULL: none. */
+static const char *
+label_column(const PromMetricEntry *entry, const char *label)
+{
+	int			i = PromCatalogLabelIndex(entry, label);
+
+	return i >= 0 ? entry->label_columns[i] : NULL;
+}
+
+/*
+ * Add a label to the jsonb text of a series' overflow labels being built in
+ * out (empty before the first).
+ */
+static void
+append_overflow_label(StringInfo out, const PromWriteLabel *label,
+					  StringInfo scratch)
+{
+	appendStringInfoChar(out, out->len == 0 ? '{' : ',');
+	escape_json(out, label->name);
+	appendStringInfoChar(out, ':');
+	resetStringInfo(scratch);
+	appendBinaryStringInfo(scratch, label->value, label->value_len);
+	escape_json(out, scratch->data);
+}
+
 /* The columns of one INSERT: $1 times, $2 values, then label arrays. */
 typedef struct InsertColumns
 {
 	int			nparams;
 	int		   *param_of_label; /* per label of the group; -1 without column */
+	int			overflow_param; /* the overflow labels'; -1 without column */
 	Datum	  **values;			/* per parameter, one per row */
 	bool	  **nulls;
 	int64		nrows;
@@ -109,14 +139,19 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 			 Oid time_type, InsertColumns *cols)
 {
 	int64		row = 0;
+	StringInfoData overflow;
+	StringInfoData scratch;
 	int			i;
 	int			j;
 
+	initStringInfo(&overflow);
+	initStringInfo(&scratch);
 	cols->param_of_label = palloc(sizeof(int) * Max(group->nlabels, 1));
 	cols->nparams = 2;
 	for (i = 0; i < group->nlabels; i++)
 		cols->param_of_label[i] = PromCatalogLabelIndex(entry, group->labels[i]) >= 0 ?
 			cols->nparams++ : -1;
+	cols->overflow_param = entry->overflow_column != NULL ? cols->nparams++ : -1;
 	cols->values = palloc(sizeof(Datum *) * cols->nparams);
 	cols->nulls = palloc(sizeof(bool *) * cols->nparams);
 	for (j = 0; j < cols->nparams; j++)
@@ -144,6 +179,7 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 			cols->values[1][row] = Float8GetDatum(sample->value);
 		}
 		/* the series' labels and the group's are both sorted by name */
+		resetStringInfo(&overflow);
 		for (j = 0; j < group->nlabels; j++)
 		{
 			int			param = cols->param_of_label[j];
@@ -152,6 +188,8 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 			if (l < series->nlabels &&
 				strcmp(series->labels[l].name, group->labels[j]) == 0)
 				label = &series->labels[l++];
+			if (param < 0 && label != NULL && cols->overflow_param >= 0)
+				append_overflow_label(&overflow, label, &scratch);
 			if (param < 0)
 				continue;
 			if (label == NULL)
@@ -165,6 +203,23 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 
 				for (s = 0; s < series->nsamples; s++)
 					cols->values[param][first + s] = text;
+			}
+		}
+		if (cols->overflow_param >= 0)
+		{
+			int			param = cols->overflow_param;
+			Datum		text = (Datum) 0;
+
+			if (overflow.len > 0)
+			{
+				appendStringInfoChar(&overflow, '}');
+				text = PointerGetDatum(cstring_to_text_with_len(overflow.data,
+																overflow.len));
+			}
+			for (s = 0; s < series->nsamples; s++)
+			{
+				cols->values[param][first + s] = text;
+				cols->nulls[param][first + s] = overflow.len == 0;
 			}
 		}
 	}
@@ -214,18 +269,27 @@ insert_statement(const PromWriteGroup *group, const PromMetricEntry *entry,
 	for (i = 0; i < group->nlabels; i++)
 	{
 		int			param = cols->param_of_label[i];
+		const char *column;
 		Oid			type;
 
 		if (param < 0)
 			continue;
-		type = column_base_type(entry->relid, group->labels[i], entry->metric);
-		appendStringInfo(&insert, ", %s", quote_identifier(group->labels[i]));
+		column = label_column(entry, group->labels[i]);
+		type = column_base_type(entry->relid, column, entry->metric);
+		appendStringInfo(&insert, ", %s", quote_identifier(column));
 		if (type_is_enum(type))
 			appendStringInfo(&select, ", CAST(u.l%d AS %s)", param,
 							 format_type_be_qualified(type));
 		else
 			appendStringInfo(&select, ", u.l%d", param);
 		appendStringInfo(&aliases, ", l%d", param);
+	}
+	if (cols->overflow_param >= 0)
+	{
+		appendStringInfo(&insert, ", %s", quote_identifier(entry->overflow_column));
+		appendStringInfo(&select, ", CAST(u.l%d AS pg_catalog.jsonb)",
+						 cols->overflow_param);
+		appendStringInfo(&aliases, ", l%d", cols->overflow_param);
 	}
 	appendStringInfo(&insert, "%s FROM ROWS FROM (", select.data);
 	for (i = 0; i < cols->nparams; i++)
@@ -274,12 +338,13 @@ append_field(StringInfo out, const void *data, int len)
  * Can the group be written by COPY rather than by INSERT?  When the
  * relation is a table (COPY writes rows in batches, which INSERT does not),
  * row-level security does not apply to the caller (COPY FROM cannot check
- * its policies), the value column is float8 and every label column one
- * whose binary input reads the label's text (text, varchar, name, enum).
- * That input converts text from the session's client_encoding, so labels
- * go through COPY only when that is the database's encoding (UTF-8, as the
- * request's labels): otherwise COPY would store them converted, as if
- * Prometheus had sent them in the client's encoding.
+ * its policies), the value column is float8, every label column one
+ * whose binary input reads the label's text (text, varchar, name, enum) and
+ * the column of overflow labels, if any, jsonb.  That input converts text
+ * from the session's client_encoding, so labels go through COPY only when
+ * that is the database's encoding (UTF-8, as the request's labels):
+ * otherwise COPY would store them converted, as if Prometheus had sent them
+ * in the client's encoding.
  */
 static bool
 copy_applies(const PromWriteGroup *group, const PromMetricEntry *entry, Relation rel)
@@ -291,13 +356,18 @@ copy_applies(const PromWriteGroup *group, const PromMetricEntry *entry, Relation
 		check_enable_rls(entry->relid, InvalidOid, false) == RLS_ENABLED ||
 		get_atttype(entry->relid, get_attnum(entry->relid, entry->value_column)) != FLOAT8OID)
 		return false;
+	if (entry->overflow_column != NULL &&
+		get_atttype(entry->relid, get_attnum(entry->relid, entry->overflow_column)) != JSONBOID)
+		return false;
 	for (i = 0; i < group->nlabels; i++)
 	{
-		AttrNumber	attnum = get_attnum(entry->relid, group->labels[i]);
+		const char *column = label_column(entry, group->labels[i]);
+		AttrNumber	attnum;
 		Oid			type;
 
-		if (PromCatalogLabelIndex(entry, group->labels[i]) < 0)
+		if (column == NULL)
 			continue;
+		attnum = get_attnum(entry->relid, column);
 		if (attnum == InvalidAttrNumber || pg_get_client_encoding() != GetDatabaseEncoding())
 			return false;
 		type = get_atttype(entry->relid, attnum);
@@ -309,19 +379,24 @@ copy_applies(const PromWriteGroup *group, const PromMetricEntry *entry, Relation
 
 /*
  * The group's rows in COPY's binary format: time, value, then each label
- * that has a column (has_column), in the group's order of labels.
+ * that has a column (has_column), in the group's order of labels, then,
+ * with overflow, the jsonb of the labels without a column (or NULL).
  */
 static void
 copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_type,
-		  const bool *has_column, int ncolumns, StringInfo out)
+		  const bool *has_column, int ncolumns, bool overflow, StringInfo out)
 {
 	static const char header[] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
 	uint16		be_ncolumns = pg_hton16((uint16) ncolumns);
 	uint16		trailer = 0xFFFF;
 	StringInfoData labels;
+	StringInfoData overflow_labels;
+	StringInfoData scratch;
 	int			i;
 
 	initStringInfo(&labels);
+	initStringInfo(&overflow_labels);
+	initStringInfo(&scratch);
 	appendBinaryStringInfo(out, header, sizeof(header) - 1);
 	for (i = 0; i < group->nseries; i++)
 	{
@@ -333,6 +408,7 @@ copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_ty
 		CHECK_FOR_INTERRUPTS();
 		/* the series' label fields, once for all its rows */
 		resetStringInfo(&labels);
+		resetStringInfo(&overflow_labels);
 		for (j = 0; j < group->nlabels; j++)
 		{
 			const PromWriteLabel *label = NULL;
@@ -340,12 +416,32 @@ copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_ty
 
 			if (l < series->nlabels && strcmp(series->labels[l].name, group->labels[j]) == 0)
 				label = &series->labels[l++];
+			if (!has_column[j] && label != NULL && overflow)
+				append_overflow_label(&overflow_labels, label, &scratch);
 			if (!has_column[j])
 				continue;
 			if (label == NULL)
 				appendBinaryStringInfo(&labels, (const char *) &null_len, 4);
 			else
 				append_field(&labels, label->value, label->value_len);
+		}
+		if (overflow)
+		{
+			uint32		null_len = pg_hton32((uint32) -1);
+
+			if (overflow_labels.len == 0)
+				appendBinaryStringInfo(&labels, (const char *) &null_len, 4);
+			else
+			{
+				/* jsonb's binary input: a version byte, then the text */
+				uint32		be_len = pg_hton32((uint32) overflow_labels.len + 2);
+
+				appendBinaryStringInfo(&labels, (const char *) &be_len, 4);
+				appendStringInfoChar(&labels, 1);
+				appendBinaryStringInfo(&labels, overflow_labels.data,
+									   overflow_labels.len);
+				appendStringInfoChar(&labels, '}');
+			}
 		}
 		for (s = 0; s < series->nsamples; s++)
 		{
@@ -391,10 +487,14 @@ copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation r
 	attnames = list_make2(makeString(entry->time_column), makeString(entry->value_column));
 	for (i = 0; i < group->nlabels; i++)
 	{
-		has_column[i] = PromCatalogLabelIndex(entry, group->labels[i]) >= 0;
+		const char *column = label_column(entry, group->labels[i]);
+
+		has_column[i] = column != NULL;
 		if (has_column[i])
-			attnames = lappend(attnames, makeString((char *) group->labels[i]));
+			attnames = lappend(attnames, makeString((char *) column));
 	}
+	if (entry->overflow_column != NULL)
+		attnames = lappend(attnames, makeString(entry->overflow_column));
 
 	nsitem = addRangeTableEntryForRelation(pstate, rel, RowExclusiveLock, NULL,
 										   false, false);
@@ -407,7 +507,8 @@ copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation r
 	ExecCheckRTPerms(pstate->p_rtable, true);
 
 	initStringInfo(&stream);
-	copy_rows(group, entry, time_type, has_column, list_length(attnames), &stream);
+	copy_rows(group, entry, time_type, has_column, list_length(attnames),
+			  entry->overflow_column != NULL, &stream);
 	source.stream = &stream;
 	source.read = 0;
 	outer = copy_current;
@@ -458,7 +559,8 @@ insert_group(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time
 
 /*
  * Is a registration, read before its relation was locked, still the one the
- * catalog holds: the same relation, time, value and label columns?
+ * catalog holds: the same relation, time, value and label columns, labels
+ * and overflow column?
  */
 static bool
 same_registration(const PromMetricEntry *before, const PromMetricEntry *now)
@@ -467,10 +569,14 @@ same_registration(const PromMetricEntry *before, const PromMetricEntry *now)
 
 	if (now == NULL || now->relid != before->relid || now->nlabels != before->nlabels ||
 		strcmp(now->time_column, before->time_column) != 0 ||
-		strcmp(now->value_column, before->value_column) != 0)
+		strcmp(now->value_column, before->value_column) != 0 ||
+		(now->overflow_column == NULL) != (before->overflow_column == NULL) ||
+		(now->overflow_column != NULL &&
+		 strcmp(now->overflow_column, before->overflow_column) != 0))
 		return false;
 	for (i = 0; i < now->nlabels; i++)
-		if (strcmp(now->label_columns[i], before->label_columns[i]) != 0)
+		if (strcmp(now->label_columns[i], before->label_columns[i]) != 0 ||
+			strcmp(now->label_names[i], before->label_names[i]) != 0)
 			return false;
 	return true;
 }

@@ -92,7 +92,8 @@ SELECT try_json(jsonb_build_array(jsonb_build_object(
 SELECT relation::text ~ '^wr\.(long_){10}long_[0-9a-f]{8}$' AS cut_and_hashed
 FROM prom_metrics WHERE metric = repeat('long_', 15);
 
--- a label named as the created table's time or value column has no column
+-- a label named as the created table's time or value column gets a column of
+-- another name (label_names.sql reads such labels back)
 SELECT try_json('[{"labels": {"__name__": "wr_up", "value": "x"}, "samples": [[1700000000000, 1]]}]');
 
 -- a registered table of the user's: enum, varchar and int8 (ms) columns
