@@ -83,9 +83,10 @@ negotiate_response_type(const Prometheus__ReadRequest *msg)
 	return PROM_RESPONSE_SAMPLES;
 }
 
-/* Check and convert one query of a request. */
+/* Check and convert one query of a request, within the budget. */
 static void
-decode_query(const Prometheus__Query *msg, int index, PromQuery *query)
+decode_query(const Prometheus__Query *msg, int index, PromQuery *query,
+			 PromDecodeBudget *budget)
 {
 	size_t		i;
 
@@ -122,6 +123,7 @@ decode_query(const Prometheus__Query *msg, int index, PromQuery *query)
 		name = pnstrdup(wire_bytes(m->name), m->name.len);
 		PromMatcherInit(matcher, (PromMatchType) type, name,
 						wire_bytes(m->value), m->value.len);
+		PromDecodeBudgetCheck(budget, 0);
 		if (strlen(name) == m->name.len)
 			query->nmatchers++;
 		else if (!matcher->matches_empty)
@@ -189,10 +191,7 @@ PromDecodeReadRequest(const char *body, Size len)
 	request->nqueries = msg->n_queries;
 	request->queries = palloc0(sizeof(PromQuery) * Max(msg->n_queries, 1));
 	for (i = 0; i < msg->n_queries; i++)
-	{
-		decode_query(msg->queries[i], i, &request->queries[i]);
-		PromDecodeBudgetCheck(budget, 0);
-	}
+		decode_query(msg->queries[i], i, &request->queries[i], budget);
 	PromDecodeBudgetHold(budget);
 	MemoryContextSwitchTo(oldcxt);
 	return request;
