@@ -88,6 +88,7 @@ PromDecodeBudgetCreate(const char *what)
 	budget->refused = false;
 	budget->refused_size = 0;
 	budget->what = what;
+	budget->sqlstate = ERRCODE_OUT_OF_MEMORY;
 	budget->held = 0;
 	budget->registered = false;
 	budget->release.func = budget_release;
@@ -95,12 +96,12 @@ PromDecodeBudgetCreate(const char *what)
 	return budget;
 }
 
-/* Raise the error of a budget that the decoding would pass (53200). */
+/* Raise the error of a budget that the decoding would pass. */
 static void
 budget_exceeded(PromDecodeBudget *budget, Size more)
 {
 	ereport(ERROR,
-			(errcode(ERRCODE_OUT_OF_MEMORY),
+			(errcode(budget->sqlstate),
 			 errmsg("promread's working memory would exceed promread.max_memory (%dkB)",
 					promread_max_memory),
 			 errdetail("Decoding the %s takes more than the %zu bytes left: it holds %zu bytes and needs %zu more.",
@@ -113,7 +114,8 @@ budget_exceeded(PromDecodeBudget *budget, Size more)
 
 /*
  * Check that more bytes fit in the budget, beyond what its context holds,
- * or raise 53200; also raises it when protobuf-c was refused memory.
+ * or raise the budget's error (53200 unless the caller chose another); also
+ * raises it when protobuf-c was refused memory.
  */
 void
 PromDecodeBudgetCheck(PromDecodeBudget *budget, Size more)

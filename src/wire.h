@@ -327,6 +327,7 @@ typedef struct PromDecodeBudget
 	bool		refused;		/* an allocation passed the limit */
 	Size		refused_size;	/* and its size */
 	const char *what;			/* names the data in messages */
+	int			sqlstate;		/* of the error past the limit: 53200 */
 	Size		held;			/* bytes charged to promread.max_memory */
 	bool		registered;		/* is release registered on context? */
 	MemoryContextCallback release;

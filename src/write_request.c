@@ -137,8 +137,10 @@ metadata_text(ProtobufCBinaryData field, const char *what)
 /*
  * Decompress, decode and check a snappy-compressed WriteRequest, within
  * promread.max_request_bytes; allocated in a child of CurrentMemoryContext
- * whose bytes count toward promread.max_memory while it lives (53200 past
- * it).
+ * whose bytes count toward promread.max_memory while it lives.  A request
+ * that does not decode within it is 22023, as one over
+ * promread.max_request_bytes is: retrying it cannot help, so the endpoint
+ * answers 400 and Prometheus drops it instead of retrying forever.
  */
 PromWriteRequest *
 PromDecodeWriteRequest(const char *body, Size len)
@@ -151,6 +153,7 @@ PromDecodeWriteRequest(const char *body, Size len)
 	Size		data_len;
 	size_t		i;
 
+	budget->sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
 	data = PromSnappyDecompress(body, len, promread_max_request_bytes,
 								"remote write request",
 								"promread.max_request_bytes",
