@@ -30,7 +30,9 @@
  * Every chunk, in use or kept, is allocated in one memory context of the
  * backend, "promread arena", so that pg_backend_memory_contexts shows what
  * promread holds.  The chunks in use are bounded by promread.max_memory: a
- * chunk that would pass it is refused with SQLSTATE 53200.  Chunks beyond
+ * chunk that would pass it is refused with SQLSTATE 53200.  Decoded
+ * messages (wire.c's decoding budget) are charged to the same count while
+ * they are held.  Chunks beyond
  * what is kept go back to the C library, which is asked to return free
  * memory to the system at the end of a transaction whose reads gave back a
  * lot of it, their answers included (glibc keeps freed blocks of a size it
@@ -410,4 +412,31 @@ Size
 PromArenaBytes(const PromArena *arena)
 {
 	return arena->bytes;
+}
+
+/*
+ * Bytes promread.max_memory leaves to a new allocation: what the arenas and
+ * the decoded messages in use do not hold.
+ */
+Size
+PromMemoryAvailable(void)
+{
+	Size		limit = (Size) promread_max_memory * 1024;
+
+	return in_use_bytes < limit ? limit - in_use_bytes : 0;
+}
+
+/* Count bytes held outside arenas (decoded messages) as in use. */
+void
+PromMemoryCharge(Size bytes)
+{
+	in_use_bytes += bytes;
+}
+
+/* Stop counting bytes charged by PromMemoryCharge. */
+void
+PromMemoryUncharge(Size bytes)
+{
+	Assert(in_use_bytes >= bytes);
+	in_use_bytes -= bytes;
 }

@@ -175,6 +175,9 @@ xor_chunk_decode(const void *data, Size len, PromSample **samples,
 	if (len < 2)
 		return "it is shorter than its 2-byte sample count";
 	count = (bytes[0] << 8) | bytes[1];
+	/* a sample after the first takes two bits at least */
+	if (count > 1 && (Size) (count - 1) > 4 * (len - 2))
+		return "it is shorter than its sample count says";
 	out = palloc(sizeof(PromSample) * Max(count, 1));
 	r.p = bytes + 2;
 	r.end = bytes + len;
@@ -296,16 +299,18 @@ PromDecodeChunk(int encoding, const void *data, Size len, int64 frame,
 
 /*
  * Call fn for each series of each frame of a stream, in order, with the
- * frame's query index and number.  A frame's message is unpacked in
- * frame_context, which is reset once fn has seen its series, or, when
- * frame_context is NULL, in the current memory context, where it stays.
- * An invalid frame, or a query index out of 0..MAX_QUERY_INDEX, raises
- * 22P03.
+ * frame's query index and number.  A frame's message is unpacked within a
+ * decoding budget (what promread.max_memory leaves, 53200 past it), and
+ * fn called in frame_context, both reset once fn has seen the frame's
+ * series; or, when frame_context is NULL, in the current memory context,
+ * where the messages stay.  An invalid frame, or a query index out of
+ * 0..MAX_QUERY_INDEX, raises 22P03.
  */
 void
 PromForEachChunkedSeries(const char *data, Size len, PromChunkedSeriesFn fn,
 						 void *arg, MemoryContext frame_context)
 {
+	PromDecodeBudget *budget = PromDecodeBudgetCreate("remote read response");
 	Size		pos = 0;
 	int64		frame;
 
@@ -322,22 +327,35 @@ PromForEachChunkedSeries(const char *data, Size len, PromChunkedSeriesFn fn,
 		reason = PromReadFrame(data, len, &pos, frame, &message, &message_len);
 		if (reason != NULL)
 			PromStreamError(reason);
-		if (frame_context != NULL)
-			MemoryContextSwitchTo(frame_context);
-		msg = prometheus__chunked_read_response__unpack(&PromProtobufAllocator,
+		msg = prometheus__chunked_read_response__unpack(&budget->allocator,
 														message_len,
 														(const uint8_t *) message);
 		if (msg == NULL)
+		{
+			PromDecodeBudgetCheck(budget, 0);
 			PromStreamError(psprintf("Frame %lld is not a valid protobuf ChunkedReadResponse.",
-								  (long long) frame));
+									 (long long) frame));
+		}
+		PromDecodeBudgetHold(budget);
 		if (msg->query_index < 0 || msg->query_index > MAX_QUERY_INDEX)
 			PromStreamError(psprintf("Frame %lld has query index %lld; query indexes go from 0 to %d.",
-								  (long long) frame, (long long) msg->query_index,
-								  MAX_QUERY_INDEX));
+									 (long long) frame, (long long) msg->query_index,
+									 MAX_QUERY_INDEX));
+		if (frame_context != NULL)
+			MemoryContextSwitchTo(frame_context);
 		for (i = 0; i < msg->n_chunked_series; i++)
 			fn(arg, msg->query_index, msg->chunked_series[i], frame);
 		MemoryContextSwitchTo(oldcxt);
 		if (frame_context != NULL)
+		{
 			MemoryContextReset(frame_context);
+			MemoryContextReset(budget->context);
+			budget->limit = PromMemoryAvailable();
+		}
+	}
+	if (frame_context != NULL)
+	{
+		MemoryContextDelete(budget->context);
+		pfree(budget);
 	}
 }

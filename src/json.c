@@ -238,7 +238,8 @@ prom_read_request_json(PG_FUNCTION_ARGS)
 	JsonbValue *result;
 	size_t		i;
 
-	msg = PromUnpackReadRequest(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body));
+	msg = PromUnpackReadRequest(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body),
+								PromDecodeBudgetCreate("remote read request"));
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	push_key(&state, "queries");
 	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
@@ -295,20 +296,27 @@ static void
 push_samples_results(JsonbParseState **state, const char *body, Size body_len)
 {
 	Prometheus__ReadResponse *msg;
+	PromDecodeBudget *budget;
 	char	   *data;
 	Size		len;
 	size_t		i;
 
+	budget = PromDecodeBudgetCreate("remote read response");
 	data = PromSnappyDecompress(body, body_len, MaxAllocSize,
 								"remote read response", NULL,
-								ERRCODE_PROGRAM_LIMIT_EXCEEDED, &len);
-	msg = prometheus__read_response__unpack(&PromProtobufAllocator, len,
+								ERRCODE_PROGRAM_LIMIT_EXCEEDED, budget, &len);
+	msg = prometheus__read_response__unpack(&budget->allocator, len,
 											(const uint8_t *) data);
+	pfree(data);
 	if (msg == NULL)
+	{
+		PromDecodeBudgetCheck(budget, 0);
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("could not decode remote read response"),
 				 errdetail("The data is not a valid protobuf ReadResponse.")));
+	}
+	PromDecodeBudgetHold(budget);
 
 	for (i = 0; i < msg->n_results; i++)
 	{

@@ -92,7 +92,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("promread.max_memory",
 							"Maximum working memory of promread's reads in a backend.",
-							"The series sets of the reads in progress may hold at most this much; a read that needs more fails.",
+							"The series sets of the reads in progress and the messages being decoded may hold at most this much; a call that needs more fails.",
 							&promread_max_memory,
 							1024 * 1024, 1024, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,

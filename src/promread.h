@@ -139,6 +139,9 @@ extern bool PromArenaRewind(PromArena *arena, void *start);
 extern void PromArenaFree(PromArena *arena, void *pointer, Size size);
 extern bool PromArenaIsLarge(Size size);
 extern Size PromArenaBytes(const PromArena *arena);
+extern Size PromMemoryAvailable(void);
+extern void PromMemoryCharge(Size bytes);
+extern void PromMemoryUncharge(Size bytes);
 
 /*---- Enum labels (enum_cache.c) ----*/
 

@@ -83,9 +83,10 @@ negotiate_response_type(const Prometheus__ReadRequest *msg)
 	return PROM_RESPONSE_SAMPLES;
 }
 
-/* Check and convert one query of a request. */
+/* Check and convert one query of a request, within the budget. */
 static void
-decode_query(const Prometheus__Query *msg, int index, PromQuery *query)
+decode_query(const Prometheus__Query *msg, int index, PromQuery *query,
+			 PromDecodeBudget *budget)
 {
 	size_t		i;
 
@@ -122,6 +123,7 @@ decode_query(const Prometheus__Query *msg, int index, PromQuery *query)
 		name = pnstrdup(wire_bytes(m->name), m->name.len);
 		PromMatcherInit(matcher, (PromMatchType) type, name,
 						wire_bytes(m->value), m->value.len);
+		PromDecodeBudgetCheck(budget, 0);
 		if (strlen(name) == m->name.len)
 			query->nmatchers++;
 		else if (!matcher->matches_empty)
@@ -135,10 +137,10 @@ decode_query(const Prometheus__Query *msg, int index, PromQuery *query)
 
 /*
  * Decompress and unpack a snappy-compressed ReadRequest, within
- * promread.max_request_bytes, allocated in CurrentMemoryContext.
+ * promread.max_request_bytes and the budget, in the budget's context.
  */
 struct Prometheus__ReadRequest *
-PromUnpackReadRequest(const char *body, Size len)
+PromUnpackReadRequest(const char *body, Size len, PromDecodeBudget *budget)
 {
 	Prometheus__ReadRequest *msg;
 	char	   *data;
@@ -147,26 +149,35 @@ PromUnpackReadRequest(const char *body, Size len)
 	data = PromSnappyDecompress(body, len, promread_max_request_bytes,
 								"remote read request",
 								"promread.max_request_bytes",
-								ERRCODE_PROGRAM_LIMIT_EXCEEDED, &data_len);
-	msg = prometheus__read_request__unpack(&PromProtobufAllocator, data_len,
+								ERRCODE_PROGRAM_LIMIT_EXCEEDED, budget,
+								&data_len);
+	msg = prometheus__read_request__unpack(&budget->allocator, data_len,
 										   (const uint8_t *) data);
+	/* protobuf-c copies what it keeps */
+	pfree(data);
 	if (msg == NULL)
+	{
+		PromDecodeBudgetCheck(budget, 0);
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("could not decode remote read request"),
 				 errdetail("The data is not a valid protobuf ReadRequest.")));
+	}
 	return msg;
 }
 
 /*
  * Decode a snappy-compressed ReadRequest into queries and a response type,
- * allocated in CurrentMemoryContext.
+ * allocated in a child of CurrentMemoryContext whose bytes count toward
+ * promread.max_memory while it lives (53200 past it).
  */
 PromReadRequest *
 PromDecodeReadRequest(const char *body, Size len)
 {
+	PromDecodeBudget *budget = PromDecodeBudgetCreate("remote read request");
+	MemoryContext oldcxt = MemoryContextSwitchTo(budget->context);
 	PromReadRequest *request = palloc0(sizeof(PromReadRequest));
-	Prometheus__ReadRequest *msg = PromUnpackReadRequest(body, len);
+	Prometheus__ReadRequest *msg = PromUnpackReadRequest(body, len, budget);
 	size_t		i;
 
 	if (msg->n_queries > MAX_QUERIES)
@@ -180,7 +191,9 @@ PromDecodeReadRequest(const char *body, Size len)
 	request->nqueries = msg->n_queries;
 	request->queries = palloc0(sizeof(PromQuery) * Max(msg->n_queries, 1));
 	for (i = 0; i < msg->n_queries; i++)
-		decode_query(msg->queries[i], i, &request->queries[i]);
+		decode_query(msg->queries[i], i, &request->queries[i], budget);
+	PromDecodeBudgetHold(budget);
+	MemoryContextSwitchTo(oldcxt);
 	return request;
 }
 

@@ -611,7 +611,7 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 	if (ShardScanPrepare(&scan, &shard_stmt, &partitions))
 	{
 		stmt = &shard_stmt;
-		options.dest = ShardReceiverCreate(set, &scan, partitions);
+		options.dest = ShardReceiverCreate(set, &scan, query, partitions);
 		read_only = NULL;
 	}
 	else

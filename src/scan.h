@@ -98,6 +98,7 @@ extern bool ShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
 							 List **partitions);
 extern DestReceiver *ShardReceiverCreate(PromSeriesSet *set,
 										 const MetricScan *scan,
+										 const PromQuery *query,
 										 List *partitions);
 
 #endif							/* PROMREAD_SCAN_H */

@@ -42,10 +42,13 @@
  *    the coordinator: correct, and as costly as reading its rows.
  * 4. Each answer is untrusted input: every frame's length and CRC, the
  *    protobuf, each chunk, the label names (those of the metric's label
- *    columns, each once) and the values (valid UTF-8) are checked, and an
- *    error names the partition.  Its series go into the set through a
- *    layout of the label columns read as text, __name__ the metric's: a
- *    lookup a chunk, its samples then appended to the series found.
+ *    columns, each once) and the values (valid UTF-8 without NUL bytes)
+ *    are checked, and an error names the partition; samples outside the
+ *    query's time range, which a shard is not asked for, are dropped, as
+ *    Prometheus's remote-read client drops them.  Its series go into the
+ *    set through a layout of the label columns read as text, __name__ the
+ *    metric's: a lookup a chunk, its samples then appended to the series
+ *    found.
  *    A series that several shards answer (time partitions) is merged by
  *    the set, and its samples sorted by time at the end, as rows are.
  *
@@ -85,6 +88,8 @@ typedef struct ShardReceiver
 	MemoryContext frame_context;	/* an answer's frame being read */
 	List	   *partitions;		/* the partitions asked, by OID */
 	const char *partition;		/* the name of the one being read */
+	int64		start_ms;		/* the query's time range, in ms */
+	int64		end_ms;
 } ShardReceiver;
 
 /* Does a foreign server list promread in its "extensions" option? */
@@ -287,6 +292,9 @@ set_series_labels(ShardReceiver *receiver, const Prometheus__ChunkedSeries *seri
 		if (!PromIsValidUtf8(value, label->value.len))
 			PromStreamError(psprintf("Frame %lld has a value of label \"%s\" that is not valid UTF-8.",
 									(long long) frame, scan->labels[column].label));
+		if (memchr(value, '\0', label->value.len) != NULL)
+			PromStreamError(psprintf("Frame %lld has a value of label \"%s\" that holds a NUL byte.",
+									 (long long) frame, scan->labels[column].label));
 		receiver->values[column] =
 			PointerGetDatum(cstring_to_text_with_len(value, label->value.len));
 		receiver->isnull[column] = false;
@@ -294,9 +302,26 @@ set_series_labels(ShardReceiver *receiver, const Prometheus__ChunkedSeries *seri
 }
 
 /*
+ * Keep the samples in the query's time range, in place; returns how many.
+ * A shard is asked for those only: others are dropped, as Prometheus's
+ * remote-read client drops them.
+ */
+static int
+samples_in_range(PromSample *samples, int nsamples, int64 start_ms, int64 end_ms)
+{
+	int			kept = 0;
+	int			i;
+
+	for (i = 0; i < nsamples; i++)
+		if (samples[i].t >= start_ms && samples[i].t <= end_ms)
+			samples[kept++] = samples[i];
+	return kept;
+}
+
+/*
  * Add one series of a partition's answer to the set: its labels set the
- * receiver's values (in the frame's context), each chunk's samples are
- * added as a run of that series.
+ * receiver's values (in the frame's context), each chunk's samples in the
+ * query's range are added as a run of that series.
  */
 static void
 add_series(void *arg, int64 query_index,
@@ -317,6 +342,8 @@ add_series(void *arg, int64 query_index,
 											  chunk->data.len, frame, k,
 											  &nsamples);
 
+		nsamples = samples_in_range(samples, nsamples, receiver->start_ms,
+									receiver->end_ms);
 		PromSeriesSetAddRun(receiver->set, receiver->layout, receiver->values,
 							receiver->isnull, samples, nsamples);
 		pfree(samples);
@@ -388,11 +415,11 @@ shard_destroy(DestReceiver *self)
 /*
  * A receiver of the answers of the partitions asked (ShardScanPrepare) that
  * adds their series to the set, through a layout of the scan's label
- * columns as text and __name__.
+ * columns as text and __name__, with their samples in the query's range.
  */
 DestReceiver *
 ShardReceiverCreate(PromSeriesSet *set, const MetricScan *scan,
-					List *partitions)
+					const PromQuery *query, List *partitions)
 {
 	ShardReceiver *receiver = palloc0(sizeof(ShardReceiver));
 	int			nlabels = scan->nlabels;
@@ -421,6 +448,8 @@ ShardReceiverCreate(PromSeriesSet *set, const MetricScan *scan,
 	receiver->set = set;
 	receiver->scan = scan;
 	receiver->partitions = partitions;
+	receiver->start_ms = query->start_ms;
+	receiver->end_ms = query->end_ms;
 	receiver->layout = PromSeriesSetAddLayout(set, nlabels + 1, names, kinds,
 											  types, const_values);
 	/* room for two columns at least: PromSeriesSetAdd reads as many */

@@ -17,20 +17,136 @@
 #include "utils/memutils.h"
 #include "wire.h"
 
-/* protobuf-c allocates from the current memory context. */
+/*
+ * Decoding budgets.  protobuf-c allocates a struct for each sub-message and
+ * an array for each repeated field before promread sees any of them, so
+ * that a few megabytes of empty sub-messages would unpack to gigabytes.  A
+ * budget's allocator allocates in a memory context of its own and refuses
+ * (protobuf-c then fails cleanly) an allocation that would take the
+ * context past the budget's limit: what promread.max_memory leaves when
+ * the decoding begins.  The context's allocated bytes, blocks and chunk
+ * headers included, are what is counted.
+ */
+
+/* Block sizes of a budget's context: a refused block overshoots little. */
+#define BUDGET_MAX_BLOCK	(256 * 1024)
+
+/* Allocate for protobuf-c within the budget; NULL once it is spent. */
 static void *
-protobuf_alloc(void *allocator_data, size_t size)
+budget_alloc(void *allocator_data, size_t size)
 {
-	return palloc_extended(Max(size, 1), MCXT_ALLOC_HUGE);
+	PromDecodeBudget *budget = allocator_data;
+
+	if (budget->refused ||
+		size > budget->limit ||
+		budget->context->mem_allocated > budget->limit - size)
+	{
+		if (!budget->refused)
+			budget->refused_size = size;
+		budget->refused = true;
+		return NULL;
+	}
+	return MemoryContextAllocExtended(budget->context, Max(size, 1),
+									  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 }
 
-/* Memory is freed with the context instead. */
+/* Memory is freed with the budget's context instead. */
 static void
-protobuf_free(void *allocator_data, void *pointer)
+budget_free(void *allocator_data, void *pointer)
 {
 }
 
-ProtobufCAllocator PromProtobufAllocator = {protobuf_alloc, protobuf_free, NULL};
+/* Give back what a budget charged to promread.max_memory. */
+static void
+budget_release(void *arg)
+{
+	PromDecodeBudget *budget = arg;
+
+	PromMemoryUncharge(budget->held);
+	budget->held = 0;
+	budget->registered = false;
+}
+
+/*
+ * A budget, allocated in CurrentMemoryContext, for decoding the data "what"
+ * names: its context is a child of the current one.
+ */
+PromDecodeBudget *
+PromDecodeBudgetCreate(const char *what)
+{
+	PromDecodeBudget *budget = palloc(sizeof(PromDecodeBudget));
+
+	budget->allocator.alloc = budget_alloc;
+	budget->allocator.free = budget_free;
+	budget->allocator.allocator_data = budget;
+	budget->context = AllocSetContextCreate(CurrentMemoryContext,
+											"promread decode",
+											ALLOCSET_DEFAULT_MINSIZE,
+											ALLOCSET_DEFAULT_INITSIZE,
+											BUDGET_MAX_BLOCK);
+	budget->limit = PromMemoryAvailable();
+	budget->refused = false;
+	budget->refused_size = 0;
+	budget->what = what;
+	budget->sqlstate = ERRCODE_OUT_OF_MEMORY;
+	budget->held = 0;
+	budget->registered = false;
+	budget->release.func = budget_release;
+	budget->release.arg = budget;
+	return budget;
+}
+
+/* Raise the error of a budget that the decoding would pass. */
+static void
+budget_exceeded(PromDecodeBudget *budget, Size more)
+{
+	ereport(ERROR,
+			(errcode(budget->sqlstate),
+			 errmsg("promread's working memory would exceed promread.max_memory (%dkB)",
+					promread_max_memory),
+			 errdetail("Decoding the %s takes more than the %zu bytes left: it holds %zu bytes and needs %zu more.",
+					   budget->what, budget->limit,
+					   (Size) budget->context->mem_allocated,
+					   Max(more, budget->refused_size)),
+			 errhint("Send a smaller %s, or raise promread.max_memory.",
+					 budget->what)));
+}
+
+/*
+ * Check that more bytes fit in the budget, beyond what its context holds,
+ * or raise the budget's error (53200 unless the caller chose another); also
+ * raises it when protobuf-c was refused memory.
+ */
+void
+PromDecodeBudgetCheck(PromDecodeBudget *budget, Size more)
+{
+	if (budget->refused || more > budget->limit ||
+		budget->context->mem_allocated > budget->limit - more)
+		budget_exceeded(budget, more);
+}
+
+/*
+ * Charge what the budget's context holds to promread.max_memory until the
+ * context is reset or deleted, so that the reads that follow count it, and
+ * recompute the budget's limit from what is left.
+ */
+void
+PromDecodeBudgetHold(PromDecodeBudget *budget)
+{
+	Size		allocated = budget->context->mem_allocated;
+
+	if (!budget->registered)
+	{
+		MemoryContextRegisterResetCallback(budget->context, &budget->release);
+		budget->registered = true;
+	}
+	if (allocated > budget->held)
+	{
+		PromMemoryCharge(allocated - budget->held);
+		budget->held = allocated;
+	}
+	budget->limit = PromMemoryAvailable() + budget->held;
+}
 
 /* Start an empty buffer with room for capacity bytes. */
 void
@@ -89,12 +205,14 @@ PromSnappyCompress(const char *data, Size len, const char *what)
  * against the limit, so that a small input cannot claim a huge output.
  * "what" names the data in messages; limit_setting, if not NULL, is the
  * setting that raises the limit, and limit_sqlstate the error's SQLSTATE
- * when the data passes it.
+ * when the data passes it.  With a budget, the output is allocated in its
+ * context, once it is known to fit.
  */
 char *
 PromSnappyDecompress(const char *data, Size len, Size limit,
 					 const char *what, const char *limit_setting,
-					 int limit_sqlstate, Size *result_len)
+					 int limit_sqlstate, PromDecodeBudget *budget,
+					 Size *result_len)
 {
 	size_t		uncompressed_len;
 	char	   *result;
@@ -112,7 +230,13 @@ PromSnappyDecompress(const char *data, Size len, Size limit,
 						   uncompressed_len, limit),
 				 limit_setting ?
 				 errhint("Raise \"%s\" to accept it.", limit_setting) : 0));
-	result = palloc_extended(Max(uncompressed_len, 1), MCXT_ALLOC_HUGE);
+	if (budget != NULL)
+	{
+		PromDecodeBudgetCheck(budget, uncompressed_len);
+		result = MemoryContextAllocHuge(budget->context, Max(uncompressed_len, 1));
+	}
+	else
+		result = palloc_extended(Max(uncompressed_len, 1), MCXT_ALLOC_HUGE);
 	if (snappy_uncompress(data, len, result, &uncompressed_len) != SNAPPY_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),

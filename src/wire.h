@@ -315,18 +315,39 @@ extern Size PromSnappyWriterBytes(const PromSnappyWriter *writer);
 extern bytea *PromSnappyWriterFinish(PromSnappyWriter *writer);
 extern void PromResponseTooLarge(void) pg_attribute_noreturn();
 
-/* protobuf-c allocations in CurrentMemoryContext (wire.c). */
-extern ProtobufCAllocator PromProtobufAllocator;
+/*
+ * A budget for decoding untrusted data within promread.max_memory
+ * (wire.c): protobuf-c unpacks through its allocator into its context.
+ */
+typedef struct PromDecodeBudget
+{
+	ProtobufCAllocator allocator;	/* hand &budget->allocator to protobuf-c */
+	MemoryContext context;		/* where decoded data is allocated */
+	Size		limit;			/* bytes the context may hold */
+	bool		refused;		/* an allocation passed the limit */
+	Size		refused_size;	/* and its size */
+	const char *what;			/* names the data in messages */
+	int			sqlstate;		/* of the error past the limit: 53200 */
+	Size		held;			/* bytes charged to promread.max_memory */
+	bool		registered;		/* is release registered on context? */
+	MemoryContextCallback release;
+} PromDecodeBudget;
 
-/* A snappy-compressed ReadRequest, unpacked (request.c). */
+extern PromDecodeBudget *PromDecodeBudgetCreate(const char *what);
+extern void PromDecodeBudgetCheck(PromDecodeBudget *budget, Size more);
+extern void PromDecodeBudgetHold(PromDecodeBudget *budget);
+
+/* A snappy-compressed ReadRequest, unpacked within a budget (request.c). */
 struct Prometheus__ReadRequest;
 extern struct Prometheus__ReadRequest *PromUnpackReadRequest(const char *body,
-															 Size len);
+															 Size len,
+															 PromDecodeBudget *budget);
 
 /* Snappy block format (wire.c). */
 extern bytea *PromSnappyCompress(const char *data, Size len, const char *what);
 extern char *PromSnappyDecompress(const char *data, Size len, Size limit,
 								  const char *what, const char *limit_setting,
-								  int limit_sqlstate, Size *result_len);
+								  int limit_sqlstate, PromDecodeBudget *budget,
+								  Size *result_len);
 
 #endif							/* PROMREAD_WIRE_H */

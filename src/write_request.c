@@ -136,29 +136,43 @@ metadata_text(ProtobufCBinaryData field, const char *what)
 
 /*
  * Decompress, decode and check a snappy-compressed WriteRequest, within
- * promread.max_request_bytes; allocated in CurrentMemoryContext.
+ * promread.max_request_bytes; allocated in a child of CurrentMemoryContext
+ * whose bytes count toward promread.max_memory while it lives.  A request
+ * that does not decode within it is 22023, as one over
+ * promread.max_request_bytes is: retrying it cannot help, so the endpoint
+ * answers 400 and Prometheus drops it instead of retrying forever.
  */
 PromWriteRequest *
 PromDecodeWriteRequest(const char *body, Size len)
 {
+	PromDecodeBudget *budget = PromDecodeBudgetCreate("remote write request");
+	MemoryContext oldcxt = MemoryContextSwitchTo(budget->context);
 	PromWriteRequest *request = palloc0(sizeof(PromWriteRequest));
 	Prometheus__WriteRequest *msg;
 	char	   *data;
 	Size		data_len;
 	size_t		i;
 
+	budget->sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
 	data = PromSnappyDecompress(body, len, promread_max_request_bytes,
 								"remote write request",
 								"promread.max_request_bytes",
-								ERRCODE_INVALID_PARAMETER_VALUE, &data_len);
-	msg = prometheus__write_request__unpack(&PromProtobufAllocator, data_len,
+								ERRCODE_INVALID_PARAMETER_VALUE, budget,
+								&data_len);
+	msg = prometheus__write_request__unpack(&budget->allocator, data_len,
 											(const uint8_t *) data);
+	/* protobuf-c copies what it keeps */
+	pfree(data);
 	if (msg == NULL)
+	{
+		PromDecodeBudgetCheck(budget, 0);
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("could not decode remote write request"),
 				 errdetail("The data is not a valid protobuf WriteRequest.")));
+	}
 
+	PromDecodeBudgetCheck(budget, sizeof(PromWriteSeries) * msg->n_timeseries);
 	request->nseries = msg->n_timeseries;
 	request->series = palloc_extended(sizeof(PromWriteSeries) * Max(msg->n_timeseries, 1),
 									  MCXT_ALLOC_HUGE);
@@ -170,10 +184,13 @@ PromDecodeWriteRequest(const char *body, Size len)
 		decode_series(ts, i, &request->series[i]);
 		request->nexemplars += ts->n_exemplars;
 		request->nhistograms += ts->n_histograms;
+		PromDecodeBudgetCheck(budget, 0);
 	}
 
+	PromDecodeBudgetCheck(budget, sizeof(PromWriteMetadata) * msg->n_metadata);
 	request->nmetadata = msg->n_metadata;
-	request->metadata = palloc(sizeof(PromWriteMetadata) * Max(msg->n_metadata, 1));
+	request->metadata = palloc_extended(sizeof(PromWriteMetadata) * Max(msg->n_metadata, 1),
+										MCXT_ALLOC_HUGE);
 	for (i = 0; i < msg->n_metadata; i++)
 	{
 		const Prometheus__MetricMetadata *m = msg->metadata[i];
@@ -189,6 +206,9 @@ PromDecodeWriteRequest(const char *body, Size len)
 							   out->family)));
 		out->help = metadata_text(m->help, "a metric help text");
 		out->unit = metadata_text(m->unit, "a metric unit");
+		PromDecodeBudgetCheck(budget, 0);
 	}
+	PromDecodeBudgetHold(budget);
+	MemoryContextSwitchTo(oldcxt);
 	return request;
 }

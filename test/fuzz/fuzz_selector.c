@@ -132,6 +132,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (crash_on && strlen(crash_on) == size && memcmp(crash_on, data, size) == 0)
 		shim_fail("FUZZ_CRASH_ON input");
 
+	/*
+	 * Not a decoder of untrusted bytes: what a selector's regexes hold is
+	 * bounded by their own limits, so promread.max_memory is its default.
+	 */
+	promread_max_memory = 1024 * 1024;
+	shim_memory_margin = 0;
 	shim_begin_input();
 	SHIM_RUN(parse(data, size));
 	shim_end_input(allowed);

@@ -8,9 +8,11 @@
  *
  * An ERROR is a clean rejection when its SQLSTATE is one write_request.c
  * documents: 22P03 (undecodable), 22021 (invalid UTF-8 or NUL), 22023
- * (other invalid values, a request over the size limit), plus 54001 (stack
- * depth).  Anything else, a sanitizer report, a broken invariant of the
- * decoded request (checked below), or memory outliving the input is a bug.
+ * (other invalid values, a request over the size limit or decoding past
+ * promread.max_memory, 256 kB in the shim), plus 54001 (stack depth).
+ * Anything else, a sanitizer report, a broken invariant of the decoded
+ * request (checked below), memory outliving the input, or memory more than
+ * 256 kB past promread.max_memory (pg_shim.c) is a bug.
  * The custom mutator of snappy_mutator.c mutates the protobuf inside the
  * snappy block.
  */

@@ -40,6 +40,16 @@ import remote_pb2  # noqa: E402
 EQ, NEQ, RE, NRE = 0, 1, 2, 3
 
 
+def uvarint(n):
+    """A protobuf varint."""
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
 def request(queries, types=()):
     msg = remote_pb2.ReadRequest()
     for start, end, matchers in queries:
@@ -191,6 +201,14 @@ def main():
         ("matchers-1001", request([(t0, t0, [(EQ, "__name__", "up")] + [(NEQ, "l", "x")] * 1000)])),
         ("snappy-too-large", b"\x81\x80\x80\x10" + request([one])[1:]),
     ]
+    # memory bombs: hundreds of thousands of empty sub-messages, which
+    # protobuf-c would allocate a struct for each of (over the shim's
+    # promread.max_memory, 256 kB: refused with 53200)
+    reqs += [
+        ("bomb-empty-queries", snappy.compress(b"\x0a\x00" * 300000)),
+        ("bomb-empty-matchers", snappy.compress(
+            b"\x0a" + uvarint(600004) + b"\x08\x01\x10\x02" + b"\x1a\x00" * 300000)),
+    ]
     for i in range(0, len(picked), 10):
         matchers = [(EQ, "__name__", "m")]
         for j, p in enumerate(picked[i:i + 10]):
@@ -213,6 +231,12 @@ def main():
         ("duplicate-label", write_request([(up + [("job", "y")], [(t0, 1.0)], 0, 0)])),
         ("bad-utf8", write_request([([("__name__", "up"), ("l", b"\xff")], [], 0, 0)])),
         ("bad-names", write_request([([("__name__", "1up"), ("a-b", "x")], [], 0, 0)])),
+        ("bomb-empty-metadata", snappy.compress(b"\x1a\x00" * 300000)),
+        ("bomb-empty-labels", snappy.compress(
+            b"\x0a" + uvarint(600000) + b"\x0a\x00" * 300000)),
+        ("bomb-empty-samples", snappy.compress(
+            b"\x0a" + uvarint(600014) + b"\x0a\x0c\x0a\x08__name__\x12\x00" +
+            b"\x12\x00" * 300000)),
         ("times", write_request([(up, [(-2**63, 0.0), (2**63 - 1, -0.0)], 0, 0)])),
     ]
     write(os.path.join(HERE, "corpus/write"), writes)
@@ -265,6 +289,21 @@ def main():
                                      ((1 << 62), 5e-324)])]),
         answer(xc, [({"host": "x" * 300}, [(t0, 2.0), (t0 + 1, 3.0)])], query_index=3),
     ]
+    # a frame of 16,001 empty series (of length 1 modulo 4: read as it is)
+    empty_series = b"\x0a\x00" * 16001
+    answers.append(xc.uvarint_bytes(len(empty_series)) +
+                   xc.crc32c(empty_series).to_bytes(4, "big") + empty_series)
+    # recipes of valid streams (length 3 modulo 4, see fuzz_answer.c): a
+    # label value, a first time and value, then each delta of delta at a
+    # bucket edge (control byte 2, the edge's index) with a new value
+    # (control bits 3 << 3, a special value's index)
+    for first in (0, 1709251200000, -(1 << 40)):
+        recipe = b"\x03web" + first.to_bytes(8, "big", signed=True) + b"\x40" * 8
+        recipe += b"\x01\x10"      # the second sample: a delta of 16000 ms
+        for edge in range(23):
+            recipe += bytes([2 | 3 << 3, edge, edge % 10])
+        recipe += b"\x00" * ((3 - len(recipe)) % 4)
+        answers.append(recipe)
     write(os.path.join(HERE, "corpus/answer"),
           [("%03d" % i, a) for i, a in enumerate(answers)])
     shutil.rmtree(GEN)

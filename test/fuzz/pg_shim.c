@@ -73,7 +73,21 @@ int			promread_max_request_bytes = 32 * 1024 * 1024;
 int			promread_max_frame_bytes = 1024 * 1024;
 bool		promread_report_phases = false;
 int			promread_keep_memory = 4 * 1024;
-int			promread_max_memory = 1024 * 1024;
+
+/*
+ * promread.max_memory, far lower than its default and its minimum (1 MB)
+ * so that inputs of a few kB reach it: what a decoder allocates beyond it,
+ * plus shim_memory_margin, fails the input (see shim_alloc), which catches
+ * memory that grows with an input faster than the decoding budget counts.
+ */
+int			promread_max_memory = 256;
+Size		shim_memory_margin = 256 * 1024;
+
+/*
+ * The scratch context of a regex's translation (prom_regex.c) is not
+ * counted: Go's limits on a regex's size bound it, not promread.max_memory.
+ */
+#define SHIM_UNCOUNTED_CONTEXT	"prom_regex translation"
 
 /*---- Backend globals ----*/
 
@@ -133,6 +147,7 @@ struct ShimChunk
 	ShimChunk  *next;
 	Size		size;
 	MemoryContext context;
+	bool		counted;		/* in shim_live_bytes */
 };
 
 StaticAssertDecl(sizeof(ShimChunk) % MAXIMUM_ALIGNOF == 0,
@@ -142,6 +157,8 @@ StaticAssertDecl(sizeof(ShimChunk) % MAXIMUM_ALIGNOF == 0,
 #define POINTER_OF(chunk)	((void *) ((char *) (chunk) + sizeof(ShimChunk)))
 
 static Size shim_live_chunks;	/* chunks of all contexts */
+static Size shim_live_bytes;	/* and their bytes */
+static Size shim_charged;		/* bytes charged to promread.max_memory */
 static Size shim_live_contexts;
 
 static const MemoryContextMethods shim_methods;	/* never called: all zero */
@@ -173,12 +190,21 @@ static void
 shim_context_free_chunks(MemoryContext context)
 {
 	ShimContext *cxt = (ShimContext *) context;
+	MemoryContextCallback *cb;
 
+	/* reset callbacks run first, as in PostgreSQL: they may use the chunks */
+	while ((cb = context->reset_cbs) != NULL)
+	{
+		context->reset_cbs = cb->next;
+		cb->func(cb->arg);
+	}
 	while (cxt->chunks)
 	{
 		ShimChunk  *chunk = cxt->chunks;
 
 		cxt->chunks = chunk->next;
+		if (chunk->counted)
+			shim_live_bytes -= chunk->size;
 		free(chunk);
 		shim_live_chunks--;
 	}
@@ -186,6 +212,39 @@ shim_context_free_chunks(MemoryContext context)
 	cxt->bytes = 0;
 	context->mem_allocated = 0;
 	context->isReset = true;
+}
+
+void
+MemoryContextRegisterResetCallback(MemoryContext context,
+								   MemoryContextCallback *cb)
+{
+	cb->next = context->reset_cbs;
+	context->reset_cbs = cb;
+	context->isReset = false;
+}
+
+/*---- promread's count of working memory (src/arena.c) ----*/
+
+Size
+PromMemoryAvailable(void)
+{
+	Size		limit = (Size) promread_max_memory * 1024;
+
+	return shim_charged < limit ? limit - shim_charged : 0;
+}
+
+void
+PromMemoryCharge(Size bytes)
+{
+	shim_charged += bytes;
+}
+
+void
+PromMemoryUncharge(Size bytes)
+{
+	if (bytes > shim_charged)
+		shim_fail("%zu bytes uncharged, but only %zu charged", bytes, shim_charged);
+	shim_charged -= bytes;
 }
 
 void
@@ -311,6 +370,14 @@ shim_alloc(MemoryContext context, Size size, int flags)
 	context->mem_allocated += size;
 	context->isReset = false;
 	shim_live_chunks++;
+	chunk->counted = strcmp(context->name, SHIM_UNCOUNTED_CONTEXT) != 0;
+	if (chunk->counted)
+		shim_live_bytes += size;
+	if (chunk->counted &&
+		shim_live_bytes > (Size) promread_max_memory * 1024 + shim_memory_margin)
+		shim_fail("memory past promread.max_memory (%d kB) plus %zu kB: %zu bytes live after allocating %zu in context \"%s\"",
+				  promread_max_memory, shim_memory_margin / 1024,
+				  shim_live_bytes, size, context->name);
 	if (flags & MCXT_ALLOC_ZERO)
 		memset(POINTER_OF(chunk), 0, size);
 	return POINTER_OF(chunk);
@@ -331,6 +398,8 @@ shim_unlink(ShimChunk *chunk)
 	cxt->bytes -= chunk->size;
 	chunk->context->mem_allocated -= chunk->size;
 	shim_live_chunks--;
+	if (chunk->counted)
+		shim_live_bytes -= chunk->size;
 }
 
 void *
@@ -998,4 +1067,7 @@ shim_end_input(const char *const *allowed)
 		ErrorContext->nextchild != NULL)
 		shim_fail("memory outlives the input: %zu chunks, %zu contexts",
 				  shim_live_chunks, shim_live_contexts);
+	if (shim_charged != 0)
+		shim_fail("%zu bytes stay charged to promread.max_memory after the input",
+				  shim_charged);
 }

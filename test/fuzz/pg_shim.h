@@ -34,6 +34,14 @@ extern void shim_end_input(const char *const *allowed);
 extern const char *shim_error_sqlstate(void);
 extern const char *shim_error_message(void);
 
+/*
+ * The bytes an input's memory may pass promread.max_memory (256 kB in the
+ * shim) by, in all contexts but a regex translation's: 256 kB unless a
+ * target sets it (a request's matcher may hold a regex's literal set, up to
+ * 1 MB, before its budget is checked).
+ */
+extern Size shim_memory_margin;
+
 /* Print errors as they are caught (FUZZ_VERBOSE=1 in the environment). */
 extern bool shim_verbose;
 
