@@ -8,7 +8,7 @@ PROTO = src/proto/remote
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c)) src/snappy_stream.o $(PROTO).pb-c.o
 EXTRA_CLEAN = $(PROTO).pb-c.c $(PROTO).pb-c.h
 
-REGRESS = register series regex matchers selective layouts security misfits limits volume remote_read chunks encoders prometheus_requests write write_paths write_security label_names
+REGRESS = register series regex matchers selective layouts security misfits limits volume remote_read chunks encoders prometheus_requests write write_paths write_security label_names read_rights
 REGRESS_OPTS = --inputdir=test --encoding=UTF8 --load-extension=promread
 
 PG_CPPFLAGS = -I$(srcdir)/src

@@ -36,9 +36,11 @@
  * regex as prom_regex_match does what scan.c does here.
  *
  * The query runs as the caller, so privileges and row-level security apply
- * as to the scan.  It takes its own snapshot: a value first inserted
- * between it and the scan is not read, as if the read had begun a moment
- * earlier.
+ * as to the scan (a scan that runs as another role, a view's owner, is not
+ * given it as an index condition: regex_support.c).  It takes its own
+ * snapshot: a value first inserted between it and the scan is not read, as
+ * if the read had begun a moment earlier.  Statistics far out of date
+ * bound the index's descents (read_values_through_index).
  *
  *-------------------------------------------------------------------------
  */
@@ -126,18 +128,17 @@ index_orders_column(Oid relid, AttrNumber attnum, Oid type, Oid collation)
 }
 
 /*
- * The number of distinct values ANALYZE found in the column, when it found
- * at least LABEL_VALUES_MIN_ROWS rows per value; 0 otherwise, or without
- * statistics.
+ * The number of distinct values ANALYZE found in the column (0 without
+ * statistics), and the relation's rows by the same count.
  */
 static double
-values_worth_reading(Oid relid, AttrNumber attnum)
+analyzed_values(Oid relid, AttrNumber attnum, double *rows)
 {
 	bool		inherited = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE;
 	HeapTuple	tuple;
 	double		distinct;
-	double		rows = 0;
 
+	*rows = 0;
 	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
 							Int16GetDatum(attnum), BoolGetDatum(inherited));
 	if (!HeapTupleIsValid(tuple))
@@ -148,11 +149,25 @@ values_worth_reading(Oid relid, AttrNumber attnum)
 	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	if (HeapTupleIsValid(tuple))
 	{
-		rows = ((Form_pg_class) GETSTRUCT(tuple))->reltuples;
+		*rows = ((Form_pg_class) GETSTRUCT(tuple))->reltuples;
 		ReleaseSysCache(tuple);
 	}
 	if (distinct < 0)
-		distinct = -distinct * rows;	/* a fraction of the rows */
+		distinct = -distinct * *rows;	/* a fraction of the rows */
+	return Max(distinct, 0);
+}
+
+/*
+ * The number of distinct values ANALYZE found in the column, when it found
+ * at least LABEL_VALUES_MIN_ROWS rows per value; 0 otherwise, or without
+ * statistics.
+ */
+static double
+values_worth_reading(Oid relid, AttrNumber attnum)
+{
+	double		rows;
+	double		distinct = analyzed_values(relid, attnum, &rows);
+
 	if (distinct < 1 || rows < distinct * LABEL_VALUES_MIN_ROWS ||
 		distinct > LABEL_VALUES_MAX)
 		return 0;
@@ -231,6 +246,33 @@ run_values_query(Oid relid, const char *column, bool through_index,
 }
 
 /*
+ * Read the distinct non-NULL values of a column through an index that
+ * orders it (between lower and upper when they are not NULL, see
+ * run_values_query), one descent per value, unless there are more of them
+ * than twice ANALYZE's count of the column's values (plus a margin, and
+ * at most twice LABEL_VALUES_MAX): statistics that far out of date make a
+ * read of the column cheaper than the descents.  True with the values in
+ * SPI_tuptable; false when there were more, having read no more than the
+ * bound.
+ */
+static bool
+read_values_through_index(Oid relid, AttrNumber attnum, const char *column,
+						  text *lower, text *upper)
+{
+	double		rows;
+	double		expected = analyzed_values(relid, attnum, &rows);
+	int64		max_values = (int64) Min(2 * expected + 1000, 2 * LABEL_VALUES_MAX);
+
+	run_values_query(relid, column, true, lower, upper, max_values + 1);
+	if (SPI_processed > (uint64) max_values)
+	{
+		SPI_freetuptable(SPI_tuptable);
+		return false;
+	}
+	return true;
+}
+
+/*
  * The values of SPI_tuptable that the regex accepts (all of them when it
  * is NULL), as text Datums in the given memory context, which frees the
  * tuple table.
@@ -293,8 +335,6 @@ PromReadLabelValues(Oid relid, const char *column, const PromRegex *narrowing,
 	AttrNumber	attnum = get_attnum(relid, column);
 	Oid			type;
 	Oid			collation;
-	double		expected;
-	int			max_values;
 	text	   *lower = NULL;
 	text	   *upper = NULL;
 
@@ -303,23 +343,18 @@ PromReadLabelValues(Oid relid, const char *column, const PromRegex *narrowing,
 		(pg_attribute_aclcheck(relid, attnum, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
 		 pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK))
 		return NULL;
-	expected = values_worth_reading(relid, attnum);
-	if (expected == 0 || !index_orders_column(relid, attnum, type, collation))
+	if (values_worth_reading(relid, attnum) == 0 ||
+		!index_orders_column(relid, attnum, type, collation))
 		return NULL;
-	/* a column that grew past twice its statistics is left to the engine */
-	max_values = (int) Min(2 * expected + 1000, 2 * LABEL_VALUES_MAX);
 
 	if (narrowing != NULL && narrowing->prefix_len > 0 && lc_collate_is_c(collation))
 	{
 		lower = cstring_to_text_with_len(narrowing->prefix, narrowing->prefix_len);
 		upper = PromRegexPrefixUpperBound(narrowing);
 	}
-	run_values_query(relid, column, true, lower, upper, max_values + 1);
-	if (SPI_processed > (uint64) max_values)
-	{
-		SPI_freetuptable(SPI_tuptable);
+	/* a column that grew past twice its statistics is left to the engine */
+	if (!read_values_through_index(relid, attnum, column, lower, upper))
 		return NULL;
-	}
 	return accepted_values(NULL, CurrentMemoryContext, nvalues);
 }
 
@@ -332,9 +367,11 @@ PG_FUNCTION_INFO_V1(prom_regex_label_values);
  * The distinct values of a label column (text or varchar) that a
  * Prometheus regex matcher value accepts, in no particular order: read
  * through a btree index that leads with the column, one descent per value,
- * when there is one, else by reading the column.  It runs as the caller,
- * so privileges and row-level security apply.  prom_regex_match's planner
- * support makes it an index condition (regex_support.c).
+ * when there is one and the column has not grown far past its statistics
+ * (read_values_through_index), else by reading the column.  It runs as the
+ * caller, so privileges and row-level security apply.  prom_regex_match's
+ * planner support makes it an index condition where the scan runs as the
+ * caller too (regex_support.c).
  */
 Datum
 prom_regex_label_values(PG_FUNCTION_ARGS)
@@ -374,7 +411,10 @@ prom_regex_label_values(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	run_values_query(relid, column, through_index, lower, upper, -1);
+	/* a column that grew past twice its statistics is read instead */
+	if (!through_index ||
+		!read_values_through_index(relid, attnum, column, lower, upper))
+		run_values_query(relid, column, false, NULL, NULL, -1);
 	values = accepted_values(regex, callercxt, &nvalues);
 	SPI_finish();
 	relation_close(rel, NoLock);

@@ -30,6 +30,18 @@
  *   still filters the rows read (a comparison a row: it keeps its last
  *   verdict).  A regex that keeps most rows is left to a sequential scan,
  *   which then costs a comparison a row as well.
+ * - Rights: prom_regex_label_values reads the column as the role that
+ *   executes the query, with that role's privileges and row-level
+ *   security.  The scan reads it as the relation's RTE says: a table
+ *   read through a view is checked as the view's owner, whose policies
+ *   apply (their expressions evaluated as the executing role).  The
+ *   listing would then miss the rows that only the owner's policies show,
+ *   or fail where only the owner may read (42501), so the condition is
+ *   offered only when the scan runs as the executing role: the RTE checks
+ *   as the current user, or as a role that is the current user, the plan
+ *   then being valid for that role only (dependsOnRole).  A view owned by
+ *   another role, a shard's foreign table that reads one among them, is
+ *   read without it.
  *
  *-------------------------------------------------------------------------
  */
@@ -42,6 +54,7 @@
 #include "catalog/pg_operator.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/supportnodes.h"
 #include "optimizer/optimizer.h"
@@ -124,6 +137,23 @@ label_values_function(void)
 }
 
 /*
+ * Does prom_regex_label_values, evaluated by the executing role, read the
+ * relation with the rights its scan runs with (see above)?  When the scan
+ * checks as a named role, the plan is marked valid for the current role
+ * only.
+ */
+static bool
+listing_runs_as_scan(PlannerInfo *root, RelOptInfo *rel)
+{
+	if (!OidIsValid(rel->userid))
+		return true;
+	if (rel->userid != GetUserId())
+		return false;
+	root->glob->dependsOnRole = true;
+	return true;
+}
+
+/*
  * The index condition of prom_regex_match(pattern, col) on an index that
  * leads with col (see above), or NIL.
  */
@@ -146,7 +176,8 @@ index_condition(SupportRequestIndexCondition *req)
 		index->relam != BTREE_AM_OID || req->opfamily != TEXT_BTREE_FAM_OID ||
 		!OidIsValid(req->indexcollation) ||
 		!get_collation_isdeterministic(req->indexcollation) ||
-		rte->rtekind != RTE_RELATION || index->indexkeys[0] <= 0)
+		rte->rtekind != RTE_RELATION || index->indexkeys[0] <= 0 ||
+		!listing_runs_as_scan(req->root, index->rel))
 		return NIL;
 	pattern = linitial(call->args);
 	column = lsecond(call->args);

@@ -235,27 +235,29 @@ run_scan(SPIPlanPtr plan, SPIExecuteOptions *options, ReceiveSlotFn read_only)
 }
 
 /*
- * Run the scan of a metric that the query selects without naming it, in a
- * subtransaction: a relation that the caller may not read (a view whose
- * owner may not read what it reads, say) is skipped, as rows hidden by
- * row-level security are, rather than failing the query for every metric
- * it selects.  Privileges are checked before the first row; any other
- * error, or one after samples were added to the set, fails the query.
+ * Run one step of reading a metric that the query selects without naming
+ * it (its scan, or the EXPLAIN of its scan), in a subtransaction: a
+ * relation that the caller may not read (a view whose owner may not read
+ * what it reads, say) is skipped, as rows hidden by row-level security
+ * are, rather than failing the query for every metric it selects.  False
+ * when it was skipped.  Privileges are checked before the first row; any
+ * other error, or one after samples were added to the set (when there is
+ * one), fails the query.
  */
-static void
-run_scan_skipping_unreadable(SPIPlanPtr plan, SPIExecuteOptions *options,
-							 ReceiveSlotFn read_only, PromSeriesSet *set)
+static bool
+run_skipping_unreadable(void (*step) (void *arg), void *arg,
+						PromSeriesSet *set)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
-	ReceiveSlotFn receive = options->dest->receiveSlot;
-	int64		samples_before = PromSeriesSetSampleCount(set);
+	int64		samples_before = set != NULL ? PromSeriesSetSampleCount(set) : 0;
+	bool		done = true;
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(oldcxt);
 	PG_TRY();
 	{
-		run_scan(plan, options, read_only);
+		step(arg);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
@@ -270,13 +272,31 @@ run_scan_skipping_unreadable(SPIPlanPtr plan, SPIExecuteOptions *options,
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
-		options->dest->receiveSlot = receive;
 		if (error->sqlerrcode != ERRCODE_INSUFFICIENT_PRIVILEGE ||
-			PromSeriesSetSampleCount(set) != samples_before)
+			(set != NULL && PromSeriesSetSampleCount(set) != samples_before))
 			ReThrowError(error);
 		FreeErrorData(error);
+		done = false;
 	}
 	PG_END_TRY();
+	return done;
+}
+
+/* A scan's run, as run_skipping_unreadable's step. */
+typedef struct ScanRun
+{
+	SPIPlanPtr	plan;
+	SPIExecuteOptions *options;
+	ReceiveSlotFn read_only;
+} ScanRun;
+
+/* Run a scan (a ScanRun). */
+static void
+scan_run_step(void *arg)
+{
+	ScanRun    *run = (ScanRun *) arg;
+
+	run_scan(run->plan, run->options, run->read_only);
 }
 
 /*
@@ -629,7 +649,36 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 	if (named)
 		run_scan(plan, &options, read_only);
 	else
-		run_scan_skipping_unreadable(plan, &options, read_only, set);
+	{
+		ScanRun		run = {plan, &options, read_only};
+		ReceiveSlotFn receive = options.dest->receiveSlot;
+
+		if (!run_skipping_unreadable(scan_run_step, &run, set))
+			options.dest->receiveSlot = receive;
+	}
+}
+
+/* An EXPLAIN of a scan's statement, as run_skipping_unreadable's step. */
+typedef struct ExplainRun
+{
+	const char *sql;
+	const ScanStatement *stmt;
+} ExplainRun;
+
+/* Run the EXPLAIN of a scan's statement (an ExplainRun) into SPI_tuptable. */
+static void
+explain_run_step(void *arg)
+{
+	ExplainRun *run = (ExplainRun *) arg;
+	int			nest = ScanUseCustomPlans();
+	int			rc;
+
+	rc = SPI_execute_with_args(run->sql, run->stmt->nparams,
+							   (Oid *) run->stmt->param_types,
+							   (Datum *) run->stmt->param_values, NULL, false, 0);
+	AtEOXact_GUC(true, nest);
+	if (rc < 0)
+		elog(ERROR, "promread explain failed: %s", SPI_result_code_string(rc));
 }
 
 /*
@@ -637,7 +686,8 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
  * metric, the matchers the engine decides per value, then the plan of its
  * statement (EXPLAIN, with ANALYZE when asked: the statement then runs, its
  * rows discarded), planned for the query's values as reads plan it.  NIL
- * when nothing would be read.  The caller is connected to SPI.
+ * when nothing would be read, or when a relation the caller may not read
+ * is skipped, as PromScanMetric skips it.  The caller is connected to SPI.
  */
 List *
 PromExplainMetric(const PromMetricEntry *entry, const PromQuery *query,
@@ -650,9 +700,8 @@ PromExplainMetric(const PromMetricEntry *entry, const PromQuery *query,
 	StringInfoData sql;
 	List	   *lines = NIL;
 	ListCell   *lc;
-	int			nest;
+	ExplainRun	run;
 	uint64		i;
-	int			rc;
 
 	if (!prepare_metric_scan(entry, query, named, &scan))
 		return NIL;
@@ -688,13 +737,12 @@ PromExplainMetric(const PromMetricEntry *entry, const PromQuery *query,
 	appendStringInfo(&sql, "EXPLAIN (%s%s) %s",
 					 analyze ? "ANALYZE, BUFFERS, TIMING OFF" : "COSTS ON",
 					 stmt == &shard_stmt ? ", VERBOSE" : "", stmt->sql.data);
-	nest = ScanUseCustomPlans();
-	rc = SPI_execute_with_args(sql.data, stmt->nparams,
-							   (Oid *) stmt->param_types,
-							   (Datum *) stmt->param_values, NULL, false, 0);
-	AtEOXact_GUC(true, nest);
-	if (rc < 0)
-		elog(ERROR, "promread explain failed: %s", SPI_result_code_string(rc));
+	run.sql = sql.data;
+	run.stmt = stmt;
+	if (named)
+		explain_run_step(&run);
+	else if (!run_skipping_unreadable(explain_run_step, &run, NULL))
+		return NIL;
 	for (i = 0; i < SPI_processed; i++)
 		lines = lappend(lines, psprintf("  %s",
 										SPI_getvalue(SPI_tuptable->vals[i],
