@@ -1,4 +1,4 @@
-# promread: a Prometheus remote-read backend for PostgreSQL
+# promread: a Prometheus remote-read and remote-write backend for PostgreSQL
 
 EXTENSION = promread
 MODULE_big = promread

@@ -1,7 +1,7 @@
 /*
  * memspeed: what this machine's memory gives one core, the bounds against
  * which promread's passes over a large answer are judged (bench/RESULTS.md,
- * "What bounds the targets still missed").
+ * "What the machine's memory gives one core").
  *
  *   cc -O2 -o /tmp/memspeed bench/memspeed.c && /tmp/memspeed
  *

@@ -40,7 +40,7 @@
 --       GRANT SELECT ON TABLES TO prom_reader;
 --
 -- Row-level security applies as usual, with the token's claims at hand, for
--- example one tenant's rows per token (see README.md, "Deployment"):
+-- example one tenant's rows per token (see docs/deployment.md):
 --
 --   ALTER TABLE http_requests_total ENABLE ROW LEVEL SECURITY;
 --   CREATE POLICY tenant_rows ON http_requests_total FOR SELECT

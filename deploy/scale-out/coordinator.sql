@@ -2,7 +2,7 @@
 -- coordinator, as a superuser, after CREATE EXTENSION promread and
 -- deploy/postgrest/api.sql (its roles prom_reader and prom_writer), with the
 -- shards' addresses and the credentials of a role that may read and write
--- the shards' tables.  README.md, "Scaling out", explains each step.
+-- the shards' tables.  docs/scaling-out.md explains each step.
 --
 --   psql -d metrics -v ON_ERROR_STOP=1 -f deploy/scale-out/coordinator.sql
 --

@@ -2,11 +2,11 @@
 and the tests.
 
 demo/serve, test/scripts/e2e and test/scripts/e2e-write use this module to
-run, on 127.0.0.1 and free high ports, what README.md's "Deployment" section
+run, on 127.0.0.1 and free high ports, what docs/deployment.md
 describes:
 
     Prometheus --remote_read/remote_write--> nginx (deploy/nginx/promread.conf)
-        --> PostgREST (here test/postgrest-standin, with
+        --> PostgREST (here scripts/postgrest-standin, with
             deploy/postgrest/postgrest.conf)
         --> api.prom_remote_read, api.prom_remote_write
 
@@ -21,7 +21,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,13 +29,15 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from ports import free_port
+
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEPLOY = os.path.join(TOP, "deploy")
 POSTGREST_CONF = os.path.join(DEPLOY, "postgrest", "postgrest.conf")
 NGINX_CONF = os.path.join(DEPLOY, "nginx", "promread.conf")
 API_SQL = os.path.join(DEPLOY, "postgrest", "api.sql")
 MAKE_JWT = os.path.join(DEPLOY, "postgrest", "make-jwt")
-STANDIN = os.path.join(TOP, "test", "postgrest-standin")
+STANDIN = os.path.join(TOP, "scripts", "postgrest-standin")
 PYTHON = "/usr/bin/python3"
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -44,23 +45,6 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 def _die_with_parent():
     _libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def free_port():
-    """A TCP port on 127.0.0.1 that nothing listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def port_is_free(port):
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers bind
-        try:
-            s.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
 
 
 def make_jwt(*claims, secret=None, expires_in=None):
@@ -251,7 +235,7 @@ class Stack:
     # -- the servers --
 
     def start_standin(self, db_uri, name="postgrest", port=None, env_extra=None):
-        """test/postgrest-standin with the deployment's postgrest.conf; db-uri
+        """scripts/postgrest-standin with the deployment's postgrest.conf; db-uri
         and server-port overridden.  Returns its port."""
         port = port or free_port()
         env = dict(os.environ, PGRST_DB_URI=db_uri, PGRST_SERVER_PORT=str(port),

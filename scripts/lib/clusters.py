@@ -3,7 +3,6 @@ bench: initdb, start on a Unix socket in a directory of their own, stop.
 Run as the postgres user when started as root."""
 import os
 import pwd
-import socket
 import subprocess
 import tempfile
 
@@ -63,17 +62,6 @@ class Cluster:
         with open(self.log, errors="replace") as f:
             f.seek(offset)
             return f.read()
-
-
-def free_port(used):
-    """A TCP port number nothing listens on, not in used (then added)."""
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in used:
-            used.add(port)
-            return port
 
 
 def make_root(prefix):
