@@ -12,13 +12,13 @@
 #include "funcapi.h"
 #include "phases.h"
 #include "promread.h"
-#include "samples.h"
+#include "engine/samples.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
-#include "wire.h"
+#include "protocol/wire.h"
 
 PG_FUNCTION_INFO_V1(prom_series);
 

@@ -24,7 +24,7 @@
 #include "datatype/timestamp.h"
 #include "fmgr.h"
 #include "nodes/pg_list.h"
-#include "prom_regex.h"
+#include "regex/prom_regex.h"
 #include "utils/hsearch.h"
 
 /*---- GUC variables (promread.c) ----*/

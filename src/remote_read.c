@@ -17,7 +17,7 @@
 #include "promread.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
-#include "wire.h"
+#include "protocol/wire.h"
 
 PG_FUNCTION_INFO_V1(prom_remote_read);
 

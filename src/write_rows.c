@@ -43,7 +43,7 @@
 #include "parser/parse_relation.h"
 #include "port/pg_bswap.h"
 #include "promread.h"
-#include "proto/remote.pb-c.h"
+#include "protocol/proto/remote.pb-c.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"

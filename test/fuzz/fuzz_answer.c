@@ -18,11 +18,11 @@
 
 #include <stdint.h>
 
-#include "chunk_decode.h"
+#include "protocol/chunk_decode.h"
 #include "pg_shim.h"
 #include "promread.h"
 #include "utils/memutils.h"
-#include "wire.h"
+#include "protocol/wire.h"
 
 static const char *const allowed[] = {"22P03", "0A000", NULL};
 

@@ -4,7 +4,7 @@
  *	  protobuf ReadRequest, through PromDecodeReadRequest (src/request.c):
  *	  the snappy length check against promread.max_request_bytes (its default,
  *	  32 MB) and decompression (src/wire.c), protobuf-c's unpacking (the
- *	  protoc-c output of src/proto/remote.proto), every check of the request,
+ *	  protoc-c output of src/protocol/proto/remote.proto), every check of the request,
  *	  and matcher construction (src/matcher.c) with the translation of regex
  *	  matchers from RE2 to PostgreSQL AREs (src/prom_regex.c).
  *

@@ -29,8 +29,8 @@
 #include "fuzz_checks.h"
 #include "pg_shim.h"
 #include "promread.h"
-#include "proto/remote.pb-c.h"
-#include "wire.h"
+#include "protocol/proto/remote.pb-c.h"
+#include "protocol/wire.h"
 
 static const char *const allowed[] = {"22023", "22021", "2201B", "54001", NULL};
 

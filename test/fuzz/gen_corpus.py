@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 
 GEN = tempfile.mkdtemp(prefix="promread-fuzz-pb-")
-subprocess.run(["protoc", "-I", os.path.join(TOP, "src/proto"), "--python_out", GEN,
+subprocess.run(["protoc", "-I", os.path.join(TOP, "src/protocol/proto"), "--python_out", GEN,
                 "remote.proto"], check=True)
 sys.path.insert(0, GEN)
 import remote_pb2  # noqa: E402

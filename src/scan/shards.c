@@ -57,7 +57,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
-#include "chunk_decode.h"
+#include "protocol/chunk_decode.h"
 #include "commands/defrem.h"
 #include "executor/spi.h"
 #include "foreign/foreign.h"
@@ -71,7 +71,7 @@
 #include "utils/plancache.h"
 #include "utils/syscache.h"
 #include "utils/varlena.h"
-#include "wire.h"
+#include "protocol/wire.h"
 
 /* Receives the partitions' answers and adds their series to the set. */
 typedef struct ShardReceiver

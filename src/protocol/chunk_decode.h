@@ -9,7 +9,7 @@
 #define PROMREAD_CHUNK_DECODE_H
 
 #include "promread.h"
-#include "proto/remote.pb-c.h"
+#include "protocol/proto/remote.pb-c.h"
 
 extern pg_attribute_noreturn() void PromStreamError(const char *detail);
 extern const char *PromReadFrame(const char *data, Size len, Size *pos,

@@ -35,7 +35,7 @@
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
 #include "promread.h"
-#include "samples.h"
+#include "engine/samples.h"
 #include "utils/memutils.h"
 #include "wire.h"
 

@@ -37,7 +37,7 @@
 #include "port/pg_bswap.h"
 #include "series_set.h"
 #include "utils/memutils.h"
-#include "wire.h"
+#include "protocol/wire.h"
 
 /*
  * A value being numbered: the first 12 bytes of its text, big-endian, for

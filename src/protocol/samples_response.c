@@ -23,7 +23,7 @@
 #include "postgres.h"
 
 #include "promread.h"
-#include "samples.h"
+#include "engine/samples.h"
 #include "wire.h"
 
 /* Field numbers. */

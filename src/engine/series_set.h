@@ -29,7 +29,7 @@
 #include "promread.h"
 #include "samples.h"
 #include "utils/memutils.h"
-#include "wire.h"
+#include "protocol/wire.h"
 
 /* A key read from a row: bytes, or a Datum for scalar kinds. */
 typedef struct RowKey

@@ -23,7 +23,7 @@
 
 #include "miscadmin.h"
 #include "promread.h"
-#include "proto/remote.pb-c.h"
+#include "protocol/proto/remote.pb-c.h"
 #include "wire.h"
 
 /* Raise 22021 unless text of a request is valid UTF-8 without NUL bytes. */

@@ -19,7 +19,7 @@
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
 #include "promread.h"
-#include "proto/remote.pb-c.h"
+#include "protocol/proto/remote.pb-c.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
