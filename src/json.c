@@ -30,18 +30,16 @@
 
 #include <snappy-c.h>
 
-#include "protocol/chunk_decode.h"
+#include "protocol/protocol.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "promread.h"
-#include "protocol/proto/remote.pb-c.h"
 #include "common/shortest_dec.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
-#include "protocol/wire.h"
 
 PG_FUNCTION_INFO_V1(prom_read_request_json);
 PG_FUNCTION_INFO_V1(prom_read_response_json);

@@ -13,6 +13,7 @@
 #include "promread.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "scan/scan.h"
 
 PG_MODULE_MAGIC;
 

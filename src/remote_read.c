@@ -13,16 +13,18 @@
  */
 #include "postgres.h"
 
+#include "engine/engine.h"
 #include "phases.h"
 #include "promread.h"
+#include "protocol/protocol.h"
+#include "scan/scan.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
-#include "protocol/wire.h"
 
 PG_FUNCTION_INFO_V1(prom_remote_read);
 
 /* Set the HTTP response headers for PostgREST, until the transaction ends. */
-void
+static void
 PromSetResponseHeaders(const char *headers_json)
 {
 	(void) set_config_option("response.headers", headers_json,

@@ -45,7 +45,7 @@
 #endif
 
 #include "access/xact.h"
-#include "promread.h"
+#include "engine.h"
 #include "utils/memutils.h"
 
 /* Bytes of the largest ordinary chunk, header included. */

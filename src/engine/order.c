@@ -35,9 +35,9 @@
 
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
+#include "protocol/protocol.h"
 #include "series_set.h"
 #include "utils/memutils.h"
-#include "protocol/wire.h"
 
 /*
  * A value being numbered: the first 12 bytes of its text, big-endian, for

@@ -30,7 +30,7 @@
 #ifndef PROMREAD_SAMPLES_H
 #define PROMREAD_SAMPLES_H
 
-#include "promread.h"
+#include "engine.h"
 
 /*
  * Prefetch hints: GCC's and Clang's builtin, nothing with other compilers.

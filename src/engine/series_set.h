@@ -26,10 +26,10 @@
 #define PROMREAD_SERIES_SET_H
 
 #include "phases.h"
-#include "promread.h"
+#include "engine.h"
 #include "samples.h"
 #include "utils/memutils.h"
-#include "protocol/wire.h"
+#include "protocol/protocol.h"
 
 /* A key read from a row: bytes, or a Datum for scalar kinds. */
 typedef struct RowKey

@@ -16,10 +16,9 @@
  */
 #include "postgres.h"
 
-#include "chunk_decode.h"
 #include "miscadmin.h"
+#include "protocol.h"
 #include "utils/memutils.h"
-#include "wire.h"
 
 /* The highest query index a stream may carry. */
 #define MAX_QUERY_INDEX		100000

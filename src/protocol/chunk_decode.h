@@ -8,7 +8,7 @@
 #ifndef PROMREAD_CHUNK_DECODE_H
 #define PROMREAD_CHUNK_DECODE_H
 
-#include "promread.h"
+#include "engine/engine.h"
 #include "protocol/proto/remote.pb-c.h"
 
 extern pg_attribute_noreturn() void PromStreamError(const char *detail);

@@ -32,12 +32,11 @@
  */
 #include "postgres.h"
 
+#include "engine/engine.h"
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
-#include "promread.h"
-#include "engine/samples.h"
+#include "protocol.h"
 #include "utils/memutils.h"
-#include "wire.h"
 
 /* Field numbers. */
 #define CHUNKED_SERIES_FIELD	1	/* ChunkedReadResponse.chunked_series */

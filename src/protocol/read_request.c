@@ -18,13 +18,11 @@
 
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
-#include "promread.h"
-#include "protocol/proto/remote.pb-c.h"
+#include "protocol.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
-#include "wire.h"
 
 PG_FUNCTION_INFO_V1(prom_read_request);
 PG_FUNCTION_INFO_V1(prom_read_request_multi);

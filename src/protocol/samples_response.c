@@ -22,9 +22,8 @@
  */
 #include "postgres.h"
 
-#include "promread.h"
-#include "engine/samples.h"
-#include "wire.h"
+#include "engine/engine.h"
+#include "protocol.h"
 
 /* Field numbers. */
 #define RESULTS_FIELD		1	/* ReadResponse.results */

@@ -37,10 +37,9 @@
 
 #include "miscadmin.h"
 #include "phases.h"
-#include "promread.h"
+#include "protocol.h"
 #include "snappy_stream.h"
 #include "utils/memutils.h"
-#include "wire.h"
 
 #include <snappy-c.h>
 

@@ -13,9 +13,8 @@
 #include <snappy-c.h>
 
 #include "port/pg_crc32c.h"
-#include "promread.h"
+#include "protocol.h"
 #include "utils/memutils.h"
-#include "wire.h"
 
 /* protobuf-c allocates from the current memory context. */
 static void *

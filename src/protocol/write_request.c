@@ -22,9 +22,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
-#include "promread.h"
-#include "protocol/proto/remote.pb-c.h"
-#include "wire.h"
+#include "protocol.h"
 
 /* Raise 22021 unless text of a request is valid UTF-8 without NUL bytes. */
 static void

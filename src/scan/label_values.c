@@ -56,6 +56,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "promread.h"
+#include "scan.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"

@@ -47,11 +47,12 @@
 
 #include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
+#include "engine/engine.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "phases.h"
 #include "promread.h"
-#include "scan.h"
+#include "scan_internal.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"

@@ -1,100 +1,31 @@
 /*-------------------------------------------------------------------------
  *
  * scan.h
- *	  The read of one metric relation, shared by scan.c (locking, columns,
- *	  the executor and the receiver), scan_predicates.c (the statement's
- *	  predicates) and shards.c (partitions that group their own rows).
+ *	  Reading metric relations into series sets: scan's public interface.
+ *
+ * scan_internal.h holds what scan's own files share.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef PROMREAD_SCAN_H
 #define PROMREAD_SCAN_H
 
-#include "executor/spi.h"
-#include "lib/stringinfo.h"
-#include "tcop/dest.h"
 #include "promread.h"
 
-/* How the time column is stored. */
-typedef enum TimeKind
-{
-	TIME_TIMESTAMP,				/* timestamptz or timestamp (read as UTC) */
-	TIME_EPOCH_MS				/* bigint, ms since the Unix epoch */
-} TimeKind;
+#include "engine/engine.h"
 
-/* A registered column of the relation being scanned, read under its lock. */
-typedef struct MetricColumn
-{
-	const char *name;
-	Oid			type;			/* declared type: the scan's result type */
-	Oid			basetype;		/* with domains looked through */
-	Oid			collation;
-	PromLabelKind kind;			/* of a label column */
-} MetricColumn;
+/* in scan.c */
+extern void PromScanInit(void);
+extern void PromScanBeginCall(void);
+extern void PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
+						   const PromQuery *query, bool named);
+extern List *PromExplainMetric(const PromMetricEntry *entry,
+							   const PromQuery *query, bool named,
+							   bool analyze);
 
-/* The statement being built for one scan. */
-typedef struct ScanStatement
-{
-	StringInfoData sql;
-	int			nparams;
-	Oid			param_types[FUNC_MAX_ARGS];
-	Datum		param_values[FUNC_MAX_ARGS];
-} ScanStatement;
-
-/* A matcher the engine decides per distinct value of a label column. */
-typedef struct ScanFilter
-{
-	int			column;			/* its place among the label columns */
-	const PromMatcher *matcher;
-} ScanFilter;
-
-/* A matcher decided over the distinct values read through an index. */
-typedef struct ValueDecision
-{
-	const PromMatcher *matcher;
-	int			nvalues;		/* values read */
-	int			naccepted;		/* of them, those that match */
-} ValueDecision;
-
-/* The read of one metric relation for one query, before it runs. */
-typedef struct MetricScan
-{
-	const PromMetricEntry *entry;
-	ScanStatement stmt;
-	int			predicates;		/* where stmt's predicates start */
-	const char *value_expression;	/* the value column as float8 */
-	MetricColumn time_column;
-	MetricColumn value_column;
-	MetricColumn *labels;
-	int			nlabels;
-	List	   *filters;		/* of ScanFilter */
-	List	   *decisions;		/* of ValueDecision */
-	bool		has_foreign;	/* the relation is or has foreign tables */
-	const char *regex_function; /* prom_regex_match, qualified, when the
-								 * foreign servers list promread */
-	bool		local_predicates;	/* some predicate is one a foreign
-									 * server is not sent */
-} MetricScan;
-
-/* A DestReceiver's function that takes a row. */
-typedef bool (*ReceiveSlotFn) (TupleTableSlot *slot, DestReceiver *self);
-
-/* scan.c */
-extern SPIPlanPtr ScanCachedPlan(const ScanStatement *stmt);
-extern ParamListInfo ScanStatementParams(const ScanStatement *stmt);
-extern int	ScanUseCustomPlans(void);
-
-/* scan_predicates.c */
-extern void ScanAddTimeRange(ScanStatement *stmt, const PromQuery *query,
-							 const MetricColumn *time_column);
-extern bool ScanAddMatchers(MetricScan *scan, const PromQuery *query, bool stored);
-
-/* shards.c */
-extern const char *ShardRegexFunction(Oid relid);
-extern bool ShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
-							 List **partitions);
-extern DestReceiver *ShardReceiverCreate(PromSeriesSet *set,
-										 const MetricScan *scan,
-										 List *partitions);
+/* in label_values.c */
+extern Datum *PromReadLabelValues(Oid relid, const char *column,
+								  const PromRegex *narrowing, int *nvalues);
+extern bool PromLabelValuesWorthReading(Oid relid, AttrNumber attnum);
 
 #endif							/* PROMREAD_SCAN_H */

@@ -13,7 +13,7 @@
 #include <xxhash.h>
 
 #include "executor/spi.h"
-#include "scan.h"
+#include "scan_internal.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 

@@ -17,9 +17,10 @@
  */
 #include "postgres.h"
 
+#include "engine/engine.h"
 #include "phases.h"
 #include "promread.h"
-#include "scan.h"
+#include "scan_internal.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_locale.h"

@@ -57,13 +57,14 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
-#include "protocol/chunk_decode.h"
 #include "commands/defrem.h"
+#include "engine/engine.h"
 #include "executor/spi.h"
 #include "foreign/foreign.h"
 #include "miscadmin.h"
 #include "promread.h"
-#include "scan.h"
+#include "protocol/protocol.h"
+#include "scan_internal.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -71,7 +72,6 @@
 #include "utils/plancache.h"
 #include "utils/syscache.h"
 #include "utils/varlena.h"
-#include "protocol/wire.h"
 
 /* Receives the partitions' answers and adds their series to the set. */
 typedef struct ShardReceiver

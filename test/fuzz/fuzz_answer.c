@@ -18,11 +18,10 @@
 
 #include <stdint.h>
 
-#include "protocol/chunk_decode.h"
 #include "pg_shim.h"
 #include "promread.h"
+#include "protocol/protocol.h"
 #include "utils/memutils.h"
-#include "protocol/wire.h"
 
 static const char *const allowed[] = {"22P03", "0A000", NULL};
 

@@ -32,6 +32,7 @@
 #include "fuzz_checks.h"
 #include "pg_shim.h"
 #include "promread.h"
+#include "protocol/protocol.h"
 
 static const char *const allowed[] = {
 	"22P03", "22021", "22023", "2201B", "0A000", "54000", "54001", NULL

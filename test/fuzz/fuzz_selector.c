@@ -29,8 +29,7 @@
 #include "fuzz_checks.h"
 #include "pg_shim.h"
 #include "promread.h"
-#include "protocol/proto/remote.pb-c.h"
-#include "protocol/wire.h"
+#include "protocol/protocol.h"
 
 static const char *const allowed[] = {"22023", "22021", "2201B", "54001", NULL};
 

@@ -20,6 +20,7 @@
 
 #include "pg_shim.h"
 #include "promread.h"
+#include "protocol/protocol.h"
 
 static const char *const allowed[] = {"22P03", "22021", "22023", "54001", NULL};
 
