@@ -92,13 +92,13 @@ PromRegexCompile(const char *pattern, int len)
 	ps.end = pattern + len;
 	ps.flags = RXF_DOTNL;		/* Prometheus compiles ^(?s:pattern)$ */
 
-	root = rx_parse_alternation(&ps);
+	root = PromRxParseAlternation(&ps);
 	if (ps.p < ps.end)
-		rx_invalid(&ps, "Unexpected \")\".");
-	if (rx_tree_size(root) > RX_MAX_SIZE)
-		rx_invalid(&ps, "The expression is too large.");
-	if (rx_tree_height(root) > RX_MAX_HEIGHT)
-		rx_invalid(&ps, "The expression nests too deeply.");
+		PromRxInvalid(&ps, "Unexpected \")\".");
+	if (PromRxTreeSize(root) > RX_MAX_SIZE)
+		PromRxInvalid(&ps, "The expression is too large.");
+	if (PromRxTreeHeight(root) > RX_MAX_HEIGHT)
+		PromRxInvalid(&ps, "The expression nests too deeply.");
 
 	if (ps.untrans_detail != NULL)
 		ereport(ERROR,
@@ -108,13 +108,13 @@ PromRegexCompile(const char *pattern, int len)
 				 errdetail_internal("%s", ps.untrans_detail),
 				 errhint("%s", ps.untrans_hint)));
 
-	re->matches_empty = rx_matches_empty(root);
-	rx_find_literal_set(root, re, resultcxt);
-	rx_find_prefix(root, re, resultcxt);
+	re->matches_empty = PromRxMatchesEmpty(root);
+	PromRxFindLiteralSet(root, re, resultcxt);
+	PromRxFindPrefix(root, re, resultcxt);
 
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "^(?:");
-	rx_emit_node(&buf, rx_simplify(root), PREC_ALT);
+	PromRxEmitNode(&buf, PromRxSimplify(root), PREC_ALT);
 	appendStringInfoString(&buf, ")$");
 
 	MemoryContextSwitchTo(oldcxt);

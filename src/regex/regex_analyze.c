@@ -23,7 +23,7 @@
 
 /* Go's estimate of the compiled program size (calcSize), saturating. */
 int64
-rx_tree_size(RxNode *n)
+PromRxTreeSize(RxNode *n)
 {
 	int64		size = 0;
 	int64		sub;
@@ -34,21 +34,21 @@ rx_tree_size(RxNode *n)
 	{
 		case RX_CAPTURE:
 		case RX_STAR:
-			size = 2 + rx_tree_size(n->subs[0]);
+			size = 2 + PromRxTreeSize(n->subs[0]);
 			break;
 		case RX_PLUS:
 		case RX_QUEST:
-			size = 1 + rx_tree_size(n->subs[0]);
+			size = 1 + PromRxTreeSize(n->subs[0]);
 			break;
 		case RX_CONCAT:
 		case RX_ALT:
 			for (i = 0; i < n->nsubs; i++)
-				size += rx_tree_size(n->subs[i]);
+				size += PromRxTreeSize(n->subs[i]);
 			if (n->op == RX_ALT)
 				size += n->nsubs - 1;
 			break;
 		case RX_REPEAT:
-			sub = rx_tree_size(n->subs[0]);
+			sub = PromRxTreeSize(n->subs[0]);
 			if (n->max == -1)
 				size = (n->min == 0) ? 2 + sub : 1 + (int64) n->min * sub;
 			else
@@ -66,7 +66,7 @@ rx_tree_size(RxNode *n)
  * groups without capture add no level.
  */
 int
-rx_tree_height(RxNode *n)
+PromRxTreeHeight(RxNode *n)
 {
 	int			h = 0;
 	int			items = 0;
@@ -78,7 +78,7 @@ rx_tree_height(RxNode *n)
 		case RX_CONCAT:
 			for (i = 0; i < n->nsubs; i++)
 			{
-				int			sub = rx_tree_height(n->subs[i]);
+				int			sub = PromRxTreeHeight(n->subs[i]);
 
 				if (n->subs[i]->op != RX_CHAR || i == 0 ||
 					n->subs[i - 1]->op != RX_CHAR)
@@ -94,7 +94,7 @@ rx_tree_height(RxNode *n)
 		case RX_REPEAT:
 			for (i = 0; i < n->nsubs; i++)
 			{
-				int			sub = rx_tree_height(n->subs[i]);
+				int			sub = PromRxTreeHeight(n->subs[i]);
 
 				h = Max(h, sub);
 			}
@@ -112,7 +112,7 @@ rx_tree_height(RxNode *n)
 
 /* Does the node match the empty string (where every position is 0)? */
 bool
-rx_matches_empty(RxNode *n)
+PromRxMatchesEmpty(RxNode *n)
 {
 	int			i;
 
@@ -134,22 +134,22 @@ rx_matches_empty(RxNode *n)
 			return false;
 		case RX_CONCAT:
 			for (i = 0; i < n->nsubs; i++)
-				if (!rx_matches_empty(n->subs[i]))
+				if (!PromRxMatchesEmpty(n->subs[i]))
 					return false;
 			return true;
 		case RX_ALT:
 			for (i = 0; i < n->nsubs; i++)
-				if (rx_matches_empty(n->subs[i]))
+				if (PromRxMatchesEmpty(n->subs[i]))
 					return true;
 			return false;
 		case RX_STAR:
 		case RX_QUEST:
 			return true;
 		case RX_CAPTURE:
-			return rx_matches_empty(n->subs[0]);
+			return PromRxMatchesEmpty(n->subs[0]);
 		case RX_PLUS:
 		case RX_REPEAT:
-			return n->min == 0 || rx_matches_empty(n->subs[0]);
+			return n->min == 0 || PromRxMatchesEmpty(n->subs[0]);
 	}
 	return false;
 }
@@ -308,7 +308,7 @@ expand_strings(RxNode *n)
 
 				for (c = lo; c <= hi; c++)
 				{
-					if (rx_impossible_char(c))
+					if (PromRxImpossibleChar(c))
 						continue;
 					memset(utf8, 0, sizeof(utf8));
 					unicode_to_utf8((pg_wchar) c, utf8);
@@ -381,7 +381,7 @@ literal_cmp(const void *a, const void *b)
  * are sorted and without duplicates.
  */
 void
-rx_find_literal_set(RxNode *root, PromRegex *re, MemoryContext resultcxt)
+PromRxFindLiteralSet(RxNode *root, PromRegex *re, MemoryContext resultcxt)
 {
 	RxNode	   *n = root;
 	RxNode	  **branches;
@@ -484,7 +484,7 @@ literal_prefix(RxNode *n, StringInfo buf)
 	switch (n->op)
 	{
 		case RX_CHAR:
-			if (rx_impossible_char(n->ch))
+			if (PromRxImpossibleChar(n->ch))
 				return false;
 			memset(utf8, 0, sizeof(utf8));
 			unicode_to_utf8((pg_wchar) n->ch, utf8);
@@ -520,7 +520,7 @@ literal_prefix(RxNode *n, StringInfo buf)
  * serve; the prefix of the top alternation's branches is their common one.
  */
 void
-rx_find_prefix(RxNode *root, PromRegex *re, MemoryContext resultcxt)
+PromRxFindPrefix(RxNode *root, PromRegex *re, MemoryContext resultcxt)
 {
 	RxNode	   *n = root;
 	StringInfoData buf;

@@ -22,7 +22,7 @@
 
 /* Report a pattern that Go rejects. */
 void
-rx_invalid(RxParser *ps, const char *detail)
+PromRxInvalid(RxParser *ps, const char *detail)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_REGULAR_EXPRESSION),
@@ -32,9 +32,9 @@ rx_invalid(RxParser *ps, const char *detail)
 
 /* Report a pattern that Go rejects, quoting the offending text [from, to). */
 void
-rx_invalid_at(RxParser *ps, const char *what, const char *from, const char *to)
+PromRxInvalidAt(RxParser *ps, const char *what, const char *from, const char *to)
 {
-	rx_invalid(ps, psprintf("%s \"%.*s\".", what, (int) (to - from), from));
+	PromRxInvalid(ps, psprintf("%s \"%.*s\".", what, (int) (to - from), from));
 }
 
 /*
@@ -42,7 +42,7 @@ rx_invalid_at(RxParser *ps, const char *what, const char *from, const char *to)
  * it is reported once the whole pattern has been parsed.
  */
 void
-rx_untranslatable(RxParser *ps, char *detail, const char *hint)
+PromRxUntranslatable(RxParser *ps, char *detail, const char *hint)
 {
 	if (ps->untrans_detail == NULL)
 	{
@@ -64,7 +64,7 @@ rx_untranslatable(RxParser *ps, char *detail, const char *hint)
  * utf8.DecodeRuneInString would flag it.
  */
 int
-rx_decode(const char *s, const char *end, int32 *r)
+PromRxDecode(const char *s, const char *end, int32 *r)
 {
 	const unsigned char *u = (const unsigned char *) s;
 	int			len;
@@ -115,12 +115,12 @@ rx_decode(const char *s, const char *end, int32 *r)
 
 /* Decode the character at the cursor and advance; false at the end. */
 bool
-rx_next(RxParser *ps, int32 *r)
+PromRxNext(RxParser *ps, int32 *r)
 {
-	int			n = rx_decode(ps->p, ps->end, r);
+	int			n = PromRxDecode(ps->p, ps->end, r);
 
 	if (n < 0)
-		rx_invalid(ps, "The pattern is not valid UTF-8.");
+		PromRxInvalid(ps, "The pattern is not valid UTF-8.");
 	if (n == 0)
 		return false;
 	ps->p += n;
@@ -129,20 +129,20 @@ rx_next(RxParser *ps, int32 *r)
 
 /* Fail unless [s, end) is valid UTF-8. */
 void
-rx_check_utf8(RxParser *ps, const char *s, const char *end)
+PromRxCheckUtf8(RxParser *ps, const char *s, const char *end)
 {
 	int32		r;
 	int			n;
 
-	while ((n = rx_decode(s, end, &r)) > 0)
+	while ((n = PromRxDecode(s, end, &r)) > 0)
 		s += n;
 	if (n < 0)
-		rx_invalid(ps, "The pattern is not valid UTF-8.");
+		PromRxInvalid(ps, "The pattern is not valid UTF-8.");
 }
 
 /* ASCII letter or digit, as Go's isalnum. */
 bool
-rx_isalnum(int32 c)
+PromRxIsAlnum(int32 c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
 		(c >= 'a' && c <= 'z');
@@ -196,7 +196,7 @@ rx_has_fold(int32 c)
 
 /* Can this code point never occur in a PostgreSQL text value? */
 bool
-rx_impossible_char(int32 c)
+PromRxImpossibleChar(int32 c)
 {
 	return c == 0 || (c >= 0xD800 && c <= 0xDFFF);
 }
@@ -207,7 +207,7 @@ rx_describe_char(int32 c)
 {
 	unsigned char buf[8];
 
-	if (c < 0x20 || (c >= 0x7F && c < 0xA0) || rx_impossible_char(c))
+	if (c < 0x20 || (c >= 0x7F && c < 0xA0) || PromRxImpossibleChar(c))
 		return psprintf("U+%04X", (unsigned int) c);
 	memset(buf, 0, sizeof(buf));
 	unicode_to_utf8((pg_wchar) c, buf);
@@ -222,7 +222,7 @@ rx_describe_char(int32 c)
 
 /* Append the range [lo, hi] to a class (not kept sorted). */
 void
-rx_class_add(RxClass *cls, int32 lo, int32 hi)
+PromRxClassAdd(RxClass *cls, int32 lo, int32 hi)
 {
 	if (lo > hi)
 		return;
@@ -251,7 +251,7 @@ rx_range_cmp(const void *a, const void *b)
 
 /* Sort the ranges and merge overlapping or adjacent ones. */
 void
-rx_class_clean(RxClass *cls)
+PromRxClassClean(RxClass *cls)
 {
 	int			w = 0;
 	int			i;
@@ -281,7 +281,7 @@ rx_class_clean(RxClass *cls)
 
 /* Replace a clean class by its complement in [0, U+10FFFF]. */
 void
-rx_class_negate(RxClass *cls)
+PromRxClassNegate(RxClass *cls)
 {
 	RxClass		out = {0, 0, NULL};
 	int32		next = 0;
@@ -289,10 +289,10 @@ rx_class_negate(RxClass *cls)
 
 	for (i = 0; i < cls->n; i++)
 	{
-		rx_class_add(&out, next, cls->r[2 * i] - 1);
+		PromRxClassAdd(&out, next, cls->r[2 * i] - 1);
 		next = cls->r[2 * i + 1] + 1;
 	}
-	rx_class_add(&out, next, RX_MAX_RUNE);
+	PromRxClassAdd(&out, next, RX_MAX_RUNE);
 	if (cls->r)
 		pfree(cls->r);
 	*cls = out;
@@ -313,29 +313,29 @@ class_add_folded(RxParser *ps, RxClass *cls, int32 lo, int32 hi)
 		hi < RX_MIN_FOLD || lo > RX_MAX_FOLD)
 	{
 		/* Go: folding cannot add anything */
-		rx_class_add(cls, lo, hi);
+		PromRxClassAdd(cls, lo, hi);
 		return;
 	}
 	if (lo < RX_MIN_FOLD)
 	{
-		rx_class_add(cls, lo, RX_MIN_FOLD - 1);
+		PromRxClassAdd(cls, lo, RX_MIN_FOLD - 1);
 		lo = RX_MIN_FOLD;
 	}
 	if (hi > RX_MAX_FOLD)
 	{
-		rx_class_add(cls, RX_MAX_FOLD + 1, hi);
+		PromRxClassAdd(cls, RX_MAX_FOLD + 1, hi);
 		hi = RX_MAX_FOLD;
 	}
-	rx_class_add(cls, lo, hi);
+	PromRxClassAdd(cls, lo, hi);
 	if (hi >= 0x80 &&
 		!(lo == hi && (lo == RX_KELVIN || lo == RX_LONG_S)))
 	{
 		int32		bad = Max(lo, 0x80);
 
-		rx_untranslatable(ps,
-						  psprintf("Case-insensitive matching of non-ASCII characters such as %s needs Unicode case-folding tables, which are not available.",
+		PromRxUntranslatable(ps,
+							 psprintf("Case-insensitive matching of non-ASCII characters such as %s needs Unicode case-folding tables, which are not available.",
 								   rx_describe_char(bad)),
-						  "List the case variants of non-ASCII characters explicitly, as in [\\x{E9}\\x{C9}], and apply (?i) only to the ASCII parts of the pattern.");
+							 "List the case variants of non-ASCII characters explicitly, as in [\\x{E9}\\x{C9}], and apply (?i) only to the ASCII parts of the pattern.");
 		return;
 	}
 	for (c = lo; c <= hi; c++)
@@ -345,18 +345,18 @@ class_add_folded(RxParser *ps, RxClass *cls, int32 lo, int32 hi)
 		int			i;
 
 		for (i = 0; i < n; i++)
-			rx_class_add(cls, orb[i], orb[i]);
+			PromRxClassAdd(cls, orb[i], orb[i]);
 	}
 }
 
 /* Append a range, folded under (?i). */
 void
-rx_class_add_range(RxParser *ps, RxClass *cls, int32 lo, int32 hi)
+PromRxClassAddRange(RxParser *ps, RxClass *cls, int32 lo, int32 hi)
 {
 	if (ps->flags & RXF_FOLD)
 		class_add_folded(ps, cls, lo, hi);
 	else
-		rx_class_add(cls, lo, hi);
+		PromRxClassAdd(cls, lo, hi);
 }
 
 /*
@@ -364,19 +364,19 @@ rx_class_add_range(RxParser *ps, RxClass *cls, int32 lo, int32 hi)
  * class is folded first and negated afterwards, as Go's appendGroup does.
  */
 void
-rx_class_add_group(RxParser *ps, RxClass *cls, const int32 *ranges, int n,
+PromRxClassAddGroup(RxParser *ps, RxClass *cls, const int32 *ranges, int n,
 				bool negate)
 {
 	RxClass		tmp = {0, 0, NULL};
 	int			i;
 
 	for (i = 0; i < n; i++)
-		rx_class_add_range(ps, &tmp, ranges[2 * i], ranges[2 * i + 1]);
-	rx_class_clean(&tmp);
+		PromRxClassAddRange(ps, &tmp, ranges[2 * i], ranges[2 * i + 1]);
+	PromRxClassClean(&tmp);
 	if (negate)
-		rx_class_negate(&tmp);
+		PromRxClassNegate(&tmp);
 	for (i = 0; i < tmp.n; i++)
-		rx_class_add(cls, tmp.r[2 * i], tmp.r[2 * i + 1]);
+		PromRxClassAdd(cls, tmp.r[2 * i], tmp.r[2 * i + 1]);
 }
 
 
@@ -387,7 +387,7 @@ rx_class_add_group(RxParser *ps, RxClass *cls, const int32 *ranges, int n,
 
 /* Make a node. */
 RxNode *
-rx_node_new(RxOp op)
+PromRxNodeNew(RxOp op)
 {
 	RxNode	   *n = palloc0(sizeof(RxNode));
 
@@ -397,9 +397,9 @@ rx_node_new(RxOp op)
 
 /* Make a node with one child. */
 RxNode *
-rx_node_new1(RxOp op, RxNode *sub)
+PromRxNodeNew1(RxOp op, RxNode *sub)
 {
-	RxNode	   *n = rx_node_new(op);
+	RxNode	   *n = PromRxNodeNew(op);
 
 	n->nsubs = 1;
 	n->subs = palloc(sizeof(RxNode *));
@@ -409,9 +409,9 @@ rx_node_new1(RxOp op, RxNode *sub)
 
 /* Make a class node from a clean class. */
 RxNode *
-rx_node_class(RxClass *cls)
+PromRxNodeClass(RxClass *cls)
 {
-	RxNode	   *n = rx_node_new(RX_CLASS);
+	RxNode	   *n = PromRxNodeNew(RX_CLASS);
 
 	n->nranges = cls->n;
 	n->ranges = cls->r;
@@ -420,7 +420,7 @@ rx_node_class(RxClass *cls)
 
 /* Append a node to a list. */
 void
-rx_list_push(RxList *l, RxNode *n)
+PromRxListPush(RxList *l, RxNode *n)
 {
 	if (l->n == l->cap)
 	{
@@ -438,7 +438,7 @@ rx_list_push(RxList *l, RxNode *n)
  * the same kind as Go does; a single element stands for itself.
  */
 RxNode *
-rx_node_collect(RxOp op, RxList *l)
+PromRxNodeCollect(RxOp op, RxList *l)
 {
 	RxList		flat = {0, 0, NULL};
 	RxNode	   *n;
@@ -446,18 +446,18 @@ rx_node_collect(RxOp op, RxList *l)
 	int			j;
 
 	if (l->n == 0)
-		return rx_node_new(op == RX_CONCAT ? RX_EMPTY : RX_NOMATCH);
+		return PromRxNodeNew(op == RX_CONCAT ? RX_EMPTY : RX_NOMATCH);
 	if (l->n == 1)
 		return l->v[0];
 	for (i = 0; i < l->n; i++)
 	{
 		if (l->v[i]->op == op)
 			for (j = 0; j < l->v[i]->nsubs; j++)
-				rx_list_push(&flat, l->v[i]->subs[j]);
+				PromRxListPush(&flat, l->v[i]->subs[j]);
 		else
-			rx_list_push(&flat, l->v[i]);
+			PromRxListPush(&flat, l->v[i]);
 	}
-	n = rx_node_new(op);
+	n = PromRxNodeNew(op);
 	n->nsubs = flat.n;
 	n->subs = flat.v;
 	return n;
@@ -469,7 +469,7 @@ rx_node_collect(RxOp op, RxList *l)
  * case variants.
  */
 RxNode *
-rx_node_literal(RxParser *ps, int32 c)
+PromRxNodeLiteral(RxParser *ps, int32 c)
 {
 	RxNode	   *n;
 
@@ -478,10 +478,10 @@ rx_node_literal(RxParser *ps, int32 c)
 		RxClass		cls = {0, 0, NULL};
 
 		class_add_folded(ps, &cls, c, c);
-		rx_class_clean(&cls);
-		return rx_node_class(&cls);
+		PromRxClassClean(&cls);
+		return PromRxNodeClass(&cls);
 	}
-	n = rx_node_new(RX_CHAR);
+	n = PromRxNodeNew(RX_CHAR);
 	n->ch = c;
 	return n;
 }

@@ -62,7 +62,7 @@ rx_simplify_repeat(RxNode *s, int min, int max)
 		if (s->min == 0 && s->max == 1)
 			return rx_simplify_repeat(s->subs[0], 0, max);
 	}
-	r = rx_node_new1(RX_REPEAT, s);
+	r = PromRxNodeNew1(RX_REPEAT, s);
 	r->min = min;
 	r->max = max;
 	return r;
@@ -75,7 +75,7 @@ rx_simplify_repeat(RxNode *s, int min, int max)
  * everything turned into RX_ANYCHAR.
  */
 RxNode *
-rx_simplify(RxNode *n)
+PromRxSimplify(RxNode *n)
 {
 	RxList		subs = {0, 0, NULL};
 	RxNode	   *s;
@@ -86,7 +86,7 @@ rx_simplify(RxNode *n)
 	switch (n->op)
 	{
 		case RX_CHAR:
-			return rx_impossible_char(n->ch) ? rx_node_new(RX_NOMATCH) : n;
+			return PromRxImpossibleChar(n->ch) ? PromRxNodeNew(RX_NOMATCH) : n;
 		case RX_CLASS:
 			{
 				RxClass		cls = {0, 0, NULL};
@@ -100,57 +100,57 @@ rx_simplify(RxNode *n)
 						lo = 1;
 					if (lo <= 0xDFFF && hi >= 0xD800)
 					{
-						rx_class_add(&cls, lo, 0xD7FF);
-						rx_class_add(&cls, 0xE000, hi);
+						PromRxClassAdd(&cls, lo, 0xD7FF);
+						PromRxClassAdd(&cls, 0xE000, hi);
 					}
 					else
-						rx_class_add(&cls, lo, hi);
+						PromRxClassAdd(&cls, lo, hi);
 				}
 				if (cls.n == 0)
-					return rx_node_new(RX_NOMATCH);
+					return PromRxNodeNew(RX_NOMATCH);
 				if (cls.n == 2 && cls.r[0] == 1 && cls.r[1] == 0xD7FF &&
 					cls.r[2] == 0xE000 && cls.r[3] == RX_MAX_RUNE)
-					return rx_node_new(RX_ANYCHAR);
+					return PromRxNodeNew(RX_ANYCHAR);
 				if (cls.n == 1 && cls.r[0] == cls.r[1])
 				{
-					s = rx_node_new(RX_CHAR);
+					s = PromRxNodeNew(RX_CHAR);
 					s->ch = cls.r[0];
 					return s;
 				}
-				return rx_node_class(&cls);
+				return PromRxNodeClass(&cls);
 			}
 		case RX_CAPTURE:
-			return rx_simplify(n->subs[0]);
+			return PromRxSimplify(n->subs[0]);
 		case RX_CONCAT:
 			for (i = 0; i < n->nsubs; i++)
 			{
-				s = rx_simplify(n->subs[i]);
+				s = PromRxSimplify(n->subs[i]);
 				if (s->op == RX_NOMATCH)
 					return s;
 				if (s->op != RX_EMPTY)
-					rx_list_push(&subs, s);
+					PromRxListPush(&subs, s);
 			}
-			return rx_node_collect(RX_CONCAT, &subs);
+			return PromRxNodeCollect(RX_CONCAT, &subs);
 		case RX_ALT:
 			for (i = 0; i < n->nsubs; i++)
 			{
-				s = rx_simplify(n->subs[i]);
+				s = PromRxSimplify(n->subs[i]);
 				if (s->op != RX_NOMATCH)
-					rx_list_push(&subs, s);
+					PromRxListPush(&subs, s);
 			}
-			return rx_node_collect(RX_ALT, &subs);
+			return PromRxNodeCollect(RX_ALT, &subs);
 		case RX_STAR:
 		case RX_PLUS:
 		case RX_QUEST:
 		case RX_REPEAT:
 			if (n->max == 0)
-				return rx_node_new(RX_EMPTY);
-			s = rx_simplify(n->subs[0]);
+				return PromRxNodeNew(RX_EMPTY);
+			s = PromRxSimplify(n->subs[0]);
 			if (s->op == RX_NOMATCH || zero_width(s))
 			{
 				/* x{0,...} is empty; x{n,...} is x once (or nothing) */
 				if (n->min == 0)
-					return rx_node_new(RX_EMPTY);
+					return PromRxNodeNew(RX_EMPTY);
 				return s;
 			}
 			if (n->min == 1 && n->max == 1)
@@ -171,7 +171,7 @@ rx_simplify(RxNode *n)
 static void
 emit_char(StringInfo buf, int32 c)
 {
-	if (rx_isalnum(c))
+	if (PromRxIsAlnum(c))
 		appendStringInfoChar(buf, (char) c);
 	else if (c <= 0xFFFF)
 		appendStringInfo(buf, "\\u%04x", (unsigned int) c);
@@ -214,22 +214,22 @@ emit_class(StringInfo buf, RxNode *n)
 
 		if (next < 0xD800 && lo > 0xD800)
 		{
-			rx_class_add(&comp, next, 0xD7FF);
+			PromRxClassAdd(&comp, next, 0xD7FF);
 			next = 0xE000;
 		}
 		if (next == 0xD800)
 			next = 0xE000;
-		rx_class_add(&comp, next, lo - 1);
+		PromRxClassAdd(&comp, next, lo - 1);
 		next = n->ranges[2 * i + 1] + 1;
 	}
 	if (next < 0xD800)
 	{
-		rx_class_add(&comp, next, 0xD7FF);
+		PromRxClassAdd(&comp, next, 0xD7FF);
 		next = 0xE000;
 	}
 	if (next == 0xD800)
 		next = 0xE000;
-	rx_class_add(&comp, next, RX_MAX_RUNE);
+	PromRxClassAdd(&comp, next, RX_MAX_RUNE);
 
 	appendStringInfoChar(buf, '[');
 	if (comp.n < n->nranges)
@@ -276,7 +276,7 @@ emit_repeat(StringInfo buf, RxNode *n, int prec)
 	int			max = n->max;
 
 	initStringInfo(&sub);
-	rx_emit_node(&sub, n->subs[0], PREC_ATOM);
+	PromRxEmitNode(&sub, n->subs[0], PREC_ATOM);
 
 	/* a quantified atom is not an atom */
 	if (prec == PREC_ATOM)
@@ -313,7 +313,7 @@ emit_repeat(StringInfo buf, RxNode *n, int prec)
  * accepts: PREC_ATOM wraps anything but an atom in (?:).
  */
 void
-rx_emit_node(StringInfo buf, RxNode *n, int prec)
+PromRxEmitNode(StringInfo buf, RxNode *n, int prec)
 {
 	int			i;
 
@@ -361,13 +361,13 @@ rx_emit_node(StringInfo buf, RxNode *n, int prec)
 								   "|(?<!" ARE_WORD ")(?!" ARE_WORD "))");
 			break;
 		case RX_CAPTURE:
-			rx_emit_node(buf, n->subs[0], prec);
+			PromRxEmitNode(buf, n->subs[0], prec);
 			break;
 		case RX_CONCAT:
 			if (prec == PREC_ATOM)
 				appendStringInfoString(buf, "(?:");
 			for (i = 0; i < n->nsubs; i++)
-				rx_emit_node(buf, n->subs[i], PREC_CONCAT);
+				PromRxEmitNode(buf, n->subs[i], PREC_CONCAT);
 			if (prec == PREC_ATOM)
 				appendStringInfoChar(buf, ')');
 			break;
@@ -378,7 +378,7 @@ rx_emit_node(StringInfo buf, RxNode *n, int prec)
 			{
 				if (i > 0)
 					appendStringInfoChar(buf, '|');
-				rx_emit_node(buf, n->subs[i], PREC_ALT);
+				PromRxEmitNode(buf, n->subs[i], PREC_ALT);
 			}
 			if (prec != PREC_ALT)
 				appendStringInfoChar(buf, ')');

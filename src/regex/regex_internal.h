@@ -109,41 +109,41 @@ typedef struct RxParser
 #define ARE_WORD	"[0-9A-Z\\u005fa-z]"
 
 /* Errors, UTF-8 and characters, code-point sets, tree nodes (regex_chars.c) */
-extern RxNode *rx_node_class(RxClass *cls);
-extern RxNode *rx_node_collect(RxOp op, RxList *l);
-extern RxNode *rx_node_literal(RxParser *ps, int32 c);
-extern RxNode *rx_node_new(RxOp op);
-extern RxNode *rx_node_new1(RxOp op, RxNode *sub);
-extern bool rx_impossible_char(int32 c);
-extern bool rx_isalnum(int32 c);
-extern bool rx_next(RxParser *ps, int32 *r);
-extern int rx_decode(const char *s, const char *end, int32 *r);
-extern void rx_check_utf8(RxParser *ps, const char *s, const char *end);
-extern void rx_class_add(RxClass *cls, int32 lo, int32 hi);
-extern void rx_class_add_group(RxParser *ps, RxClass *cls, const int32 *ranges,
-							   int n, bool negate);
-extern void rx_class_add_range(RxParser *ps, RxClass *cls, int32 lo, int32 hi);
-extern void rx_class_clean(RxClass *cls);
-extern void rx_class_negate(RxClass *cls);
-extern void rx_invalid(RxParser *ps, const char *detail) pg_attribute_noreturn();
-extern void rx_invalid_at(RxParser *ps, const char *what, const char *from,
-						  const char *to) pg_attribute_noreturn();
-extern void rx_list_push(RxList *l, RxNode *n);
-extern void rx_untranslatable(RxParser *ps, char *detail, const char *hint);
+extern RxNode *PromRxNodeClass(RxClass *cls);
+extern RxNode *PromRxNodeCollect(RxOp op, RxList *l);
+extern RxNode *PromRxNodeLiteral(RxParser *ps, int32 c);
+extern RxNode *PromRxNodeNew(RxOp op);
+extern RxNode *PromRxNodeNew1(RxOp op, RxNode *sub);
+extern bool PromRxImpossibleChar(int32 c);
+extern bool PromRxIsAlnum(int32 c);
+extern bool PromRxNext(RxParser *ps, int32 *r);
+extern int PromRxDecode(const char *s, const char *end, int32 *r);
+extern void PromRxCheckUtf8(RxParser *ps, const char *s, const char *end);
+extern void PromRxClassAdd(RxClass *cls, int32 lo, int32 hi);
+extern void PromRxClassAddGroup(RxParser *ps, RxClass *cls, const int32 *ranges,
+								int n, bool negate);
+extern void PromRxClassAddRange(RxParser *ps, RxClass *cls, int32 lo, int32 hi);
+extern void PromRxClassClean(RxClass *cls);
+extern void PromRxClassNegate(RxClass *cls);
+extern void PromRxInvalid(RxParser *ps, const char *detail) pg_attribute_noreturn();
+extern void PromRxInvalidAt(RxParser *ps, const char *what, const char *from,
+							const char *to) pg_attribute_noreturn();
+extern void PromRxListPush(RxList *l, RxNode *n);
+extern void PromRxUntranslatable(RxParser *ps, char *detail, const char *hint);
 
 /* The parser (regex_parse.c) */
-extern RxNode *rx_parse_alternation(RxParser *ps);
+extern RxNode *PromRxParseAlternation(RxParser *ps);
 
 /* Limits and analysis (regex_analyze.c) */
-extern bool rx_matches_empty(RxNode *n);
-extern int rx_tree_height(RxNode *n);
-extern int64 rx_tree_size(RxNode *n);
-extern void rx_find_literal_set(RxNode *root, PromRegex *re,
+extern bool PromRxMatchesEmpty(RxNode *n);
+extern int PromRxTreeHeight(RxNode *n);
+extern int64 PromRxTreeSize(RxNode *n);
+extern void PromRxFindLiteralSet(RxNode *root, PromRegex *re,
 							   MemoryContext resultcxt);
-extern void rx_find_prefix(RxNode *root, PromRegex *re, MemoryContext resultcxt);
+extern void PromRxFindPrefix(RxNode *root, PromRegex *re, MemoryContext resultcxt);
 
 /* Simplification and ARE emission (regex_emit.c) */
-extern RxNode *rx_simplify(RxNode *n);
-extern void rx_emit_node(StringInfo buf, RxNode *n, int prec);
+extern RxNode *PromRxSimplify(RxNode *n);
+extern void PromRxEmitNode(StringInfo buf, RxNode *n, int prec);
 
 #endif							/* PROMREAD_REGEX_INTERNAL_H */

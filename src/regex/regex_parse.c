@@ -173,10 +173,10 @@ parse_escape(RxParser *ps)
 	int			i;
 
 	ps->p++;
-	if (!rx_next(ps, &c))
-		rx_invalid(ps, "Trailing backslash at end of expression.");
+	if (!PromRxNext(ps, &c))
+		PromRxInvalid(ps, "Trailing backslash at end of expression.");
 
-	if (c < 0x80 && !rx_isalnum(c))
+	if (c < 0x80 && !PromRxIsAlnum(c))
 		return c;				/* escaped punctuation is itself */
 
 	switch (c)
@@ -208,7 +208,7 @@ parse_escape(RxParser *ps)
 				int			x;
 				int			y;
 
-				if (!rx_next(ps, &d))
+				if (!PromRxNext(ps, &d))
 					break;
 				if (d == '{')
 				{
@@ -219,7 +219,7 @@ parse_escape(RxParser *ps)
 					{
 						int			v;
 
-						if (!rx_next(ps, &d))
+						if (!PromRxNext(ps, &d))
 							goto bad;
 						if (d == '}')
 							break;
@@ -236,7 +236,7 @@ parse_escape(RxParser *ps)
 					return r;
 				}
 				x = PromHexDigit(d);
-				y = rx_next(ps, &d) ? PromHexDigit(d) : -1;
+				y = PromRxNext(ps, &d) ? PromHexDigit(d) : -1;
 				if (x < 0 || y < 0)
 					break;
 				return x * 16 + y;
@@ -257,7 +257,7 @@ parse_escape(RxParser *ps)
 			break;
 	}
 bad:
-	rx_invalid_at(ps, "Invalid escape sequence", start, ps->p);
+	PromRxInvalidAt(ps, "Invalid escape sequence", start, ps->p);
 }
 
 /*
@@ -283,20 +283,20 @@ parse_unicode_class(RxParser *ps, RxClass *cls)
 
 		if (close == NULL)
 		{
-			rx_check_utf8(ps, start, ps->end);
-			rx_invalid_at(ps, "Unterminated Unicode character class", start,
-						  ps->end);
+			PromRxCheckUtf8(ps, start, ps->end);
+			PromRxInvalidAt(ps, "Unterminated Unicode character class", start,
+							ps->end);
 		}
 		name = ps->p + 1;
 		name_end = close;
 		seq_end = close + 1;
-		rx_check_utf8(ps, name, name_end);
+		PromRxCheckUtf8(ps, name, name_end);
 	}
 	else
 	{
 		/* one-letter name (possibly none at the end of the pattern) */
 		name = ps->p;
-		rx_next(ps, &c);
+		PromRxNext(ps, &c);
 		name_end = ps->p;
 		seq_end = ps->p;
 	}
@@ -311,7 +311,7 @@ parse_unicode_class(RxParser *ps, RxClass *cls)
 	{
 		/* any character; folding cannot change that */
 		if (!negate)
-			rx_class_add(cls, 0, RX_MAX_RUNE);
+			PromRxClassAdd(cls, 0, RX_MAX_RUNE);
 		return;
 	}
 	for (i = 0; i < (int) lengthof(unicode_class_names); i++)
@@ -326,12 +326,12 @@ parse_unicode_class(RxParser *ps, RxClass *cls)
 		}
 	}
 	if (!found)
-		rx_invalid_at(ps, "Unknown Unicode character class", start, seq_end);
+		PromRxInvalidAt(ps, "Unknown Unicode character class", start, seq_end);
 
-	rx_untranslatable(ps,
-					  psprintf("Unicode character class \"%.*s\" is not supported.",
+	PromRxUntranslatable(ps,
+						 psprintf("Unicode character class \"%.*s\" is not supported.",
 							   (int) (seq_end - start), start),
-					  "List the characters or code point ranges explicitly in a bracket expression, as in [\\x{391}-\\x{3C9}].");
+						 "List the characters or code point ranges explicitly in a bracket expression, as in [\\x{391}-\\x{3C9}].");
 }
 
 /*
@@ -366,7 +366,7 @@ parse_perl_class(RxParser *ps, RxClass *cls)
 		default:
 			return false;
 	}
-	rx_class_add_group(ps, cls, ranges, n, ps->p[1] < 'a');
+	PromRxClassAddGroup(ps, cls, ranges, n, ps->p[1] < 'a');
 	ps->p += 2;
 	return true;
 }
@@ -409,12 +409,12 @@ parse_posix_class(RxParser *ps, RxClass *cls)
 		if (strlen(nc->name) == (size_t) (close - name) &&
 			memcmp(nc->name, name, close - name) == 0)
 		{
-			rx_class_add_group(ps, cls, nc->ranges, nc->nranges, negate);
+			PromRxClassAddGroup(ps, cls, nc->ranges, nc->nranges, negate);
 			ps->p = close + 2;
 			return true;
 		}
 	}
-	rx_invalid_at(ps, "Unknown character class", s, close + 2);
+	PromRxInvalidAt(ps, "Unknown character class", s, close + 2);
 }
 
 /* One character inside brackets (cursor there), escapes allowed. */
@@ -424,10 +424,10 @@ parse_class_char(RxParser *ps)
 	int32		c;
 
 	if (ps->p >= ps->end)
-		rx_invalid(ps, "Missing closing \"]\".");
+		PromRxInvalid(ps, "Missing closing \"]\".");
 	if (*ps->p == '\\')
 		return parse_escape(ps);
-	rx_next(ps, &c);
+	PromRxNext(ps, &c);
 	return c;
 }
 
@@ -473,16 +473,16 @@ parse_class(RxParser *ps)
 			ps->p++;
 			hi = parse_class_char(ps);
 			if (hi < lo)
-				rx_invalid_at(ps, "Invalid character class range",
-							  rng, ps->p);
+				PromRxInvalidAt(ps, "Invalid character class range",
+								rng, ps->p);
 		}
-		rx_class_add_range(ps, &cls, lo, hi);
+		PromRxClassAddRange(ps, &cls, lo, hi);
 	}
 	ps->p++;					/* the "]" */
-	rx_class_clean(&cls);
+	PromRxClassClean(&cls);
 	if (negate)
-		rx_class_negate(&cls);
-	return rx_node_class(&cls);
+		PromRxClassNegate(&cls);
+	return PromRxNodeClass(&cls);
 }
 
 /*
@@ -525,12 +525,12 @@ parse_group(RxParser *ps, bool capture, int inner_flags)
 	RxNode	   *sub;
 
 	ps->flags = inner_flags;
-	sub = rx_parse_alternation(ps);
+	sub = PromRxParseAlternation(ps);
 	if (ps->p >= ps->end)
-		rx_invalid(ps, "Missing closing \")\".");
+		PromRxInvalid(ps, "Missing closing \")\".");
 	ps->p++;					/* the ")" */
 	ps->flags = saved;
-	return capture ? rx_node_new1(RX_CAPTURE, sub) : sub;
+	return capture ? PromRxNodeNew1(RX_CAPTURE, sub) : sub;
 }
 
 /*
@@ -554,21 +554,21 @@ parse_perl_group(RxParser *ps)
 
 		if (gt == NULL)
 		{
-			rx_check_utf8(ps, s, ps->end);
-			rx_invalid_at(ps, "Invalid named capture", s, ps->end);
+			PromRxCheckUtf8(ps, s, ps->end);
+			PromRxInvalidAt(ps, "Invalid named capture", s, ps->end);
 		}
-		rx_check_utf8(ps, s + 4, gt);
+		PromRxCheckUtf8(ps, s + 4, gt);
 		if (gt == s + 4)
-			rx_invalid_at(ps, "Invalid named capture", s, gt + 1);
+			PromRxInvalidAt(ps, "Invalid named capture", s, gt + 1);
 		for (q = s + 4; q < gt; q++)
-			if (*q != '_' && !rx_isalnum((unsigned char) *q))
-				rx_invalid_at(ps, "Invalid named capture", s, gt + 1);
+			if (*q != '_' && !PromRxIsAlnum((unsigned char) *q))
+				PromRxInvalidAt(ps, "Invalid named capture", s, gt + 1);
 		ps->p = gt + 1;
 		return parse_group(ps, true, ps->flags);
 	}
 
 	ps->p += 2;
-	while (rx_next(ps, &c))
+	while (PromRxNext(ps, &c))
 	{
 		switch (c)
 		{
@@ -613,7 +613,7 @@ parse_perl_group(RxParser *ps)
 		}
 		break;
 	}
-	rx_invalid_at(ps, "Invalid or unsupported Perl syntax", s, ps->p);
+	PromRxInvalidAt(ps, "Invalid or unsupported Perl syntax", s, ps->p);
 }
 
 /*
@@ -648,21 +648,21 @@ parse_concat(RxParser *ps)
 				}
 				break;
 			case '^':
-				item = rx_node_new((ps->flags & RXF_MULTILINE) ? RX_BOL : RX_BOT);
+				item = PromRxNodeNew((ps->flags & RXF_MULTILINE) ? RX_BOL : RX_BOT);
 				ps->p++;
 				break;
 			case '$':
-				item = rx_node_new((ps->flags & RXF_MULTILINE) ? RX_EOL : RX_EOT);
+				item = PromRxNodeNew((ps->flags & RXF_MULTILINE) ? RX_EOL : RX_EOT);
 				ps->p++;
 				break;
 			case '.':
 				if (ps->flags & RXF_DOTNL)
-					item = rx_node_new(RX_ANYCHAR);
+					item = PromRxNodeNew(RX_ANYCHAR);
 				else
 				{
-					rx_class_add(&cls, 0, '\n' - 1);
-					rx_class_add(&cls, '\n' + 1, RX_MAX_RUNE);
-					item = rx_node_class(&cls);
+					PromRxClassAdd(&cls, 0, '\n' - 1);
+					PromRxClassAdd(&cls, '\n' + 1, RX_MAX_RUNE);
+					item = PromRxNodeClass(&cls);
 				}
 				ps->p++;
 				break;
@@ -685,14 +685,14 @@ parse_concat(RxParser *ps)
 						if (!parse_braces(ps, &min, &max, &after))
 						{
 							/* not a repetition: a literal "{" */
-							item = rx_node_literal(ps, '{');
+							item = PromRxNodeLiteral(ps, '{');
 							ps->p++;
 							break;
 						}
 						if (min < 0 || min > RX_MAX_REPEAT ||
 							max > RX_MAX_REPEAT || (max >= 0 && min > max))
-							rx_invalid_at(ps, "Invalid repeat count",
-										  tok, after);
+							PromRxInvalidAt(ps, "Invalid repeat count",
+											tok, after);
 						op = RX_REPEAT;
 					}
 					else if (*ps->p == '*')
@@ -710,17 +710,17 @@ parse_concat(RxParser *ps)
 					if (after < ps->end && *after == '?')
 						after++;	/* non-greedy: same strings */
 					if (last_repeat != NULL)
-						rx_invalid_at(ps, "Invalid nested repetition operator",
-									  last_repeat, after);
+						PromRxInvalidAt(ps, "Invalid nested repetition operator",
+										last_repeat, after);
 					if (items.n == 0)
-						rx_invalid_at(ps, "Missing argument to repetition operator",
-									  tok, after);
-					rep = rx_node_new1(op, items.v[items.n - 1]);
+						PromRxInvalidAt(ps, "Missing argument to repetition operator",
+										tok, after);
+					rep = PromRxNodeNew1(op, items.v[items.n - 1]);
 					rep->min = min;
 					rep->max = max;
 					if (op == RX_REPEAT && (min >= 2 || max >= 2) &&
 						!repeat_is_valid(rep, RX_MAX_REPEAT))
-						rx_invalid_at(ps, "Invalid repeat count", tok, after);
+						PromRxInvalidAt(ps, "Invalid repeat count", tok, after);
 					items.v[items.n - 1] = rep;
 					ps->p = after;
 					repeat = tok;
@@ -732,25 +732,25 @@ parse_concat(RxParser *ps)
 					switch (ps->p[1])
 					{
 						case 'A':
-							item = rx_node_new(RX_BOT);
+							item = PromRxNodeNew(RX_BOT);
 							ps->p += 2;
 							break;
 						case 'z':
-							item = rx_node_new(RX_EOT);
+							item = PromRxNodeNew(RX_EOT);
 							ps->p += 2;
 							break;
 						case 'b':
-							item = rx_node_new(RX_WORDB);
+							item = PromRxNodeNew(RX_WORDB);
 							ps->p += 2;
 							break;
 						case 'B':
-							item = rx_node_new(RX_NWORDB);
+							item = PromRxNodeNew(RX_NWORDB);
 							ps->p += 2;
 							break;
 						case 'C':
 							/* "any byte": Go does not support it */
-							rx_invalid_at(ps, "Invalid escape sequence",
-										  ps->p, ps->p + 2);
+							PromRxInvalidAt(ps, "Invalid escape sequence",
+											ps->p, ps->p + 2);
 							break;
 						case 'Q':
 							{
@@ -764,12 +764,12 @@ parse_concat(RxParser *ps)
 									stop++;
 								while (ps->p < stop)
 								{
-									int			n = rx_decode(ps->p, stop, &c);
+									int			n = PromRxDecode(ps->p, stop, &c);
 
 									if (n <= 0)
-										rx_invalid(ps, "The pattern is not valid UTF-8.");
+										PromRxInvalid(ps, "The pattern is not valid UTF-8.");
 									ps->p += n;
-									rx_list_push(&items, rx_node_literal(ps, c));
+									PromRxListPush(&items, PromRxNodeLiteral(ps, c));
 								}
 								if (stop < ps->end)
 									ps->p = stop + 2;
@@ -778,46 +778,46 @@ parse_concat(RxParser *ps)
 						case 'p':
 						case 'P':
 							parse_unicode_class(ps, &cls);
-							rx_class_clean(&cls);
-							item = rx_node_class(&cls);
+							PromRxClassClean(&cls);
+							item = PromRxNodeClass(&cls);
 							break;
 						default:
 							if (parse_perl_class(ps, &cls))
 							{
-								rx_class_clean(&cls);
-								item = rx_node_class(&cls);
+								PromRxClassClean(&cls);
+								item = PromRxNodeClass(&cls);
 							}
 							break;
 					}
 					if (item != NULL || ps->p != tok)
 						break;
 				}
-				item = rx_node_literal(ps, parse_escape(ps));
+				item = PromRxNodeLiteral(ps, parse_escape(ps));
 				break;
 			default:
-				rx_next(ps, &c);
-				item = rx_node_literal(ps, c);
+				PromRxNext(ps, &c);
+				item = PromRxNodeLiteral(ps, c);
 				break;
 		}
 		if (item != NULL)
-			rx_list_push(&items, item);
+			PromRxListPush(&items, item);
 		last_repeat = repeat;
 	}
-	return rx_node_collect(RX_CONCAT, &items);
+	return PromRxNodeCollect(RX_CONCAT, &items);
 }
 
 /* Parse an alternation, up to ")" or the end of the pattern. */
 RxNode *
-rx_parse_alternation(RxParser *ps)
+PromRxParseAlternation(RxParser *ps)
 {
 	RxList		branches = {0, 0, NULL};
 
 	check_stack_depth();
-	rx_list_push(&branches, parse_concat(ps));
+	PromRxListPush(&branches, parse_concat(ps));
 	while (ps->p < ps->end && *ps->p == '|')
 	{
 		ps->p++;
-		rx_list_push(&branches, parse_concat(ps));
+		PromRxListPush(&branches, parse_concat(ps));
 	}
-	return rx_node_collect(RX_ALT, &branches);
+	return PromRxNodeCollect(RX_ALT, &branches);
 }

@@ -210,7 +210,7 @@ run_scan(SPIPlanPtr plan, SPIExecuteOptions *options, ReceiveSlotFn read_only)
 	ReceiveSlotFn receive = dest->receiveSlot;
 	uint64		begin = PromPhaseBegin();
 	uint64		with_grouping;
-	int			nest = ScanUseCustomPlans();
+	int			nest = PromScanUseCustomPlans();
 	int			rc;
 
 	rc = SPI_execute_plan_extended(plan, options);
@@ -502,12 +502,12 @@ prepare_metric_scan(const PromMetricEntry *entry, const PromQuery *query,
 					 scan->value_expression,
 					 PromQuotedRelationName(entry->relid));
 	scan->predicates = stmt->sql.len;
-	ScanAddTimeRange(stmt, query, &scan->time_column);
+	PromScanAddTimeRange(stmt, query, &scan->time_column);
 	scan->has_foreign = has_foreign_tables(entry->relid);
 	if (scan->has_foreign)
-		scan->regex_function = ShardRegexFunction(entry->relid);
-	return ScanAddMatchers(scan, query,
-						   rows_are_stored(entry->relid, scan->has_foreign));
+		scan->regex_function = PromShardRegexFunction(entry->relid);
+	return PromScanAddMatchers(scan, query,
+							   rows_are_stored(entry->relid, scan->has_foreign));
 }
 
 /*
@@ -593,10 +593,10 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 		return;
 	}
 	memset(&options, 0, sizeof(options));
-	if (ShardScanPrepare(&scan, &shard_stmt, &partitions))
+	if (PromShardScanPrepare(&scan, &shard_stmt, &partitions))
 	{
 		stmt = &shard_stmt;
-		options.dest = ShardReceiverCreate(set, &scan, partitions);
+		options.dest = PromShardReceiverCreate(set, &scan, partitions);
 		read_only = NULL;
 	}
 	else
@@ -606,10 +606,10 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 	}
 	elog(DEBUG1, "promread scan of metric \"%s\": %s", entry->metric,
 		 stmt->sql.data);
-	plan = ScanCachedPlan(stmt);
+	plan = PromScanCachedPlan(stmt);
 	PromPhaseEnd(PROM_PHASE_PLAN, begin);
 
-	options.params = ScanStatementParams(stmt);
+	options.params = PromScanStatementParams(stmt);
 	options.read_only = true;
 	if (named)
 		run_scan(plan, &options, read_only);
@@ -643,7 +643,7 @@ PromExplainMetric(const PromMetricEntry *entry, const PromQuery *query,
 		return NIL;
 	lines = lappend(lines, psprintf("metric %s: %s", entry->metric,
 									get_rel_name(entry->relid)));
-	if (ShardScanPrepare(&scan, &shard_stmt, &partitions))
+	if (PromShardScanPrepare(&scan, &shard_stmt, &partitions))
 	{
 		stmt = &shard_stmt;
 		foreach(lc, partitions)
@@ -673,7 +673,7 @@ PromExplainMetric(const PromMetricEntry *entry, const PromQuery *query,
 	appendStringInfo(&sql, "EXPLAIN (%s%s) %s",
 					 analyze ? "ANALYZE, BUFFERS, TIMING OFF" : "COSTS ON",
 					 stmt == &shard_stmt ? ", VERBOSE" : "", stmt->sql.data);
-	nest = ScanUseCustomPlans();
+	nest = PromScanUseCustomPlans();
 	rc = SPI_execute_with_args(sql.data, stmt->nparams,
 							   (Oid *) stmt->param_types,
 							   (Datum *) stmt->param_values, NULL, false, 0);

@@ -81,21 +81,21 @@ typedef struct MetricScan
 typedef bool (*ReceiveSlotFn) (TupleTableSlot *slot, DestReceiver *self);
 
 /* in scan_plans.c */
-extern SPIPlanPtr ScanCachedPlan(const ScanStatement *stmt);
-extern ParamListInfo ScanStatementParams(const ScanStatement *stmt);
-extern int	ScanUseCustomPlans(void);
+extern SPIPlanPtr PromScanCachedPlan(const ScanStatement *stmt);
+extern ParamListInfo PromScanStatementParams(const ScanStatement *stmt);
+extern int	PromScanUseCustomPlans(void);
 
 /* in scan_predicates.c */
-extern void ScanAddTimeRange(ScanStatement *stmt, const PromQuery *query,
-							 const MetricColumn *time_column);
-extern bool ScanAddMatchers(MetricScan *scan, const PromQuery *query, bool stored);
+extern void PromScanAddTimeRange(ScanStatement *stmt, const PromQuery *query,
+								 const MetricColumn *time_column);
+extern bool PromScanAddMatchers(MetricScan *scan, const PromQuery *query, bool stored);
 
 /* in shards.c */
-extern const char *ShardRegexFunction(Oid relid);
-extern bool ShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
-							 List **partitions);
-extern DestReceiver *ShardReceiverCreate(PromSeriesSet *set,
-										 const MetricScan *scan,
-										 List *partitions);
+extern const char *PromShardRegexFunction(Oid relid);
+extern bool PromShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
+								 List **partitions);
+extern DestReceiver *PromShardReceiverCreate(PromSeriesSet *set,
+											 const MetricScan *scan,
+											 List *partitions);
 
 #endif							/* PROMREAD_SCAN_INTERNAL_H */

@@ -37,7 +37,7 @@ static HTAB *plan_cache = NULL;
  * behind; nothing between making the entry and filling it can fail.
  */
 SPIPlanPtr
-ScanCachedPlan(const ScanStatement *stmt)
+PromScanCachedPlan(const ScanStatement *stmt)
 {
 	StringInfoData key;
 	PlanCacheEntry *entry;
@@ -105,7 +105,7 @@ ScanCachedPlan(const ScanStatement *stmt)
 
 /* The parameters of a statement, for the executor. */
 ParamListInfo
-ScanStatementParams(const ScanStatement *stmt)
+PromScanStatementParams(const ScanStatement *stmt)
 {
 	ParamListInfo params = makeParamList(stmt->nparams);
 	int			i;
@@ -128,7 +128,7 @@ ScanStatementParams(const ScanStatement *stmt)
  * a regex's prefix.
  */
 int
-ScanUseCustomPlans(void)
+PromScanUseCustomPlans(void)
 {
 	int			nest = NewGUCNestLevel();
 

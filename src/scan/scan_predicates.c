@@ -356,7 +356,7 @@ needs_prefix_range(const MetricScan *scan, const MetricColumn *column)
  * false when no row can match.
  */
 bool
-ScanAddMatchers(MetricScan *scan, const PromQuery *query, bool stored)
+PromScanAddMatchers(MetricScan *scan, const PromQuery *query, bool stored)
 {
 	ScanStatement *stmt = &scan->stmt;
 	const MetricColumn *labels = scan->labels;
@@ -426,7 +426,7 @@ ScanAddMatchers(MetricScan *scan, const PromQuery *query, bool stored)
  * a bound written out must be valid input, for a foreign server).
  */
 void
-ScanAddTimeRange(ScanStatement *stmt, const PromQuery *query,
+PromScanAddTimeRange(ScanStatement *stmt, const PromQuery *query,
 			   const MetricColumn *time_column)
 {
 	const char *quoted = quote_identifier(time_column->name);

@@ -30,7 +30,7 @@
  *    not send: the shards could not aggregate.
  * 2. What the shards are sent: the row statement's predicates, in which a
  *    regex that is not a literal set is a call of promread's
- *    prom_regex_match (ShardRegexFunction), which a shard evaluates once a
+ *    prom_regex_match (PromShardRegexFunction), which a shard evaluates once a
  *    run of equal values (its rows of a series come together) rather than
  *    once a row, with its literal prefix as a range on a "C" column so that
  *    the shard's index serves it.
@@ -141,7 +141,7 @@ promread_function(const char *name)
  * and its partitions is on a server that lists promread; else NULL.
  */
 const char *
-ShardRegexFunction(Oid relid)
+PromShardRegexFunction(Oid relid)
 {
 	ListCell   *lc;
 
@@ -162,10 +162,10 @@ ShardRegexFunction(Oid relid)
 static List *
 planned_partitions(const MetricScan *scan)
 {
-	SPIPlanPtr	plan = ScanCachedPlan(&scan->stmt);
+	SPIPlanPtr	plan = PromScanCachedPlan(&scan->stmt);
 	CachedPlanSource *source = linitial(SPI_plan_get_plan_sources(plan));
-	int			nest = ScanUseCustomPlans();
-	CachedPlan *cplan = GetCachedPlan(source, ScanStatementParams(&scan->stmt),
+	int			nest = PromScanUseCustomPlans();
+	CachedPlan *cplan = GetCachedPlan(source, PromScanStatementParams(&scan->stmt),
 									  NULL, NULL);
 	PlannedStmt *planned = linitial_node(PlannedStmt, cplan->stmt_list);
 	List	   *partitions = NIL;
@@ -190,8 +190,8 @@ planned_partitions(const MetricScan *scan)
  * are read instead.
  */
 bool
-ShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
-				 List **partitions)
+PromShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
+					 List **partitions)
 {
 	Oid			relid = scan->entry->relid;
 	char		relkind = get_rel_relkind(relid);
@@ -385,13 +385,13 @@ shard_destroy(DestReceiver *self)
 }
 
 /*
- * A receiver of the answers of the partitions asked (ShardScanPrepare) that
+ * A receiver of the answers of the partitions asked (PromShardScanPrepare) that
  * adds their series to the set, through a layout of the scan's label
  * columns as text and __name__.
  */
 DestReceiver *
-ShardReceiverCreate(PromSeriesSet *set, const MetricScan *scan,
-					List *partitions)
+PromShardReceiverCreate(PromSeriesSet *set, const MetricScan *scan,
+						List *partitions)
 {
 	ShardReceiver *receiver = palloc0(sizeof(ShardReceiver));
 	int			nlabels = scan->nlabels;
