@@ -10,7 +10,7 @@
  * strings "NaN", "+Inf" and "-Inf".
  *
  * A response is either a SAMPLES response (a snappy block of a
- * ReadResponse) or a STREAMED_XOR_CHUNKS stream of frames (see chunks.c),
+ * ReadResponse) or a STREAMED_XOR_CHUNKS stream of frames (see chunk_encode.c),
  * and both give the same JSON.  The two are told apart by the first frame:
  * a stream is empty or starts with a whole frame whose CRC-32C matches,
  * which a snappy block does only by a 1 in 2^32 accident; failing that,

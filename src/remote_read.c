@@ -6,7 +6,7 @@
  * Decodes the request, answers each query in order through the series
  * engine and writes the response as Prometheus's own server does, in the
  * negotiated type (SAMPLES: a snappy ReadResponse; STREAMED_XOR_CHUNKS: a
- * stream of frames, chunks.c), then sets the transaction-local
+ * stream of frames, chunk_encode.c), then sets the transaction-local
  * response.headers that PostgREST sends.
  *
  *-------------------------------------------------------------------------

@@ -41,6 +41,10 @@
 /* The least block chained past a series' share of its expected rows. */
 #define BLOCK_PAST_SHARE_CAPACITY	16
 
+static PromSampleBlock *PromChainBlock(PromSeriesSet *set, PromSeries *series,
+									   uint32 capacity, int64 base);
+static void PromSeriesEndContinuation(PromSeriesSet *set, PromSeries *series);
+
 /*
  * Make the block that continues a series' head (see PromSampleBlock), with
  * room for the given number of samples: no link, no base.
@@ -132,7 +136,7 @@ PromSeriesGrowSamples(PromSeriesSet *set, PromSeries *series, int64 t)
 }
 
 /*
- * Make a chained block the last of a series' blocks, linked as promread.h's
+ * Make a chained block the last of a series' blocks, linked as samples.h's
  * comment on PromSampleBlock says.
  */
 static void
@@ -157,7 +161,7 @@ link_block(PromSeries *series, PromSampleBlock *block)
  * time, to a series' blocks (a block that continues its head is given a
  * chained block of its own first).
  */
-PromSampleBlock *
+static PromSampleBlock *
 PromChainBlock(PromSeriesSet *set, PromSeries *series, uint32 capacity,
 			   int64 base)
 {
@@ -196,7 +200,7 @@ chain_copy(PromSeriesSet *set, PromSeries *series,
  * only to a series that outgrows its share, reaches a time beyond its head's
  * base, is merged with another, or has its samples sorted.
  */
-void
+static void
 PromSeriesEndContinuation(PromSeriesSet *set, PromSeries *series)
 {
 	const PromSampleBlock *continuation = series->tail;

@@ -4,17 +4,9 @@
  *	  The insides of a series set, shared by the files of the engine that
  *	  turns rows into series.
  *
- * The engine's files, in the order a row meets them (ARCHITECTURE.md tells
- * the design):
- *
- *   series_set.c   the set: made, finished, freed, read; its layouts added
- *   layout.c       layouts (a source's label columns) and the table of
- *                  distinct values of each column
- *   group.c        the row path: a row to its series (row_keys.h holds its
- *                  inline key reading and comparing)
- *   series_index.c hashing keys, the index of series, making a series
- *   samples.c      sample blocks: growing, chaining, merging, sorting
- *   order.c        finishing: series in Prometheus's order
+ * The engine's files are those of src/engine/; ARCHITECTURE.md's table
+ * gives each its job and tells the design.  engine.h is what other folders
+ * call; this header is the engine's alone.
  *
  * Calls go one way only: series_set.c calls the others, group.c calls
  * series_index.c, layout.c and samples.c, which call no engine file but
@@ -25,11 +17,11 @@
 #ifndef PROMREAD_SERIES_SET_H
 #define PROMREAD_SERIES_SET_H
 
-#include "phases.h"
 #include "engine.h"
+#include "phases.h"
+#include "protocol/protocol.h"
 #include "samples.h"
 #include "utils/memutils.h"
-#include "protocol/protocol.h"
 
 /* A key read from a row: bytes, or a Datum for scalar kinds. */
 typedef struct RowKey
@@ -489,9 +481,6 @@ extern PromSeries *PromCreateSeries(PromSeriesSet *set, PromLayout *layout,
 /* samples.c */
 extern PromSampleBlock *PromSeriesGrowSamples(PromSeriesSet *set,
 											  PromSeries *series, int64 t);
-extern PromSampleBlock *PromChainBlock(PromSeriesSet *set, PromSeries *series,
-									   uint32 capacity, int64 base);
-extern void PromSeriesEndContinuation(PromSeriesSet *set, PromSeries *series);
 extern void PromMergeSeries(PromSeriesSet *set, PromSeries *into,
 							PromSeries *from);
 extern void PromMarkUnsorted(PromSeriesSet *set, PromSeries *series);

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * chunk_decode.c
- *	  Reading STREAMED_XOR_CHUNKS streams (chunks.c writes them): for
+ *	  Reading STREAMED_XOR_CHUNKS streams (chunk_encode.c writes them): for
  *	  prom_read_response_json, and for the answers shards send their
  *	  coordinator (shards.c).
  *
@@ -10,7 +10,7 @@
  * before it is read, and nothing is read past the end of the input.  A
  * frame's message is a ChunkedReadResponse { chunked_series = 1,
  * query_index = 2 }; a chunk's data is Prometheus's XOR encoding (see
- * chunks.c).
+ * chunk_encode.c).
  *
  *-------------------------------------------------------------------------
  */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * chunks.c
+ * chunk_encode.c
  *	  STREAMED_XOR_CHUNKS responses: series written as frames of XOR chunks,
  *	  straight from series sets; and the XOR chunk decoder used by
  *	  prom_read_response_json.

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * request.c
+ * read_request.c
  *	  Decoding and checking remote-read requests, and building them for
  *	  SQL users and tests.
  *

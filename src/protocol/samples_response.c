@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * response.c
+ * samples_response.c
  *	  Writing SAMPLES responses (ReadResponse) straight from series sets.
  *
  * ReadResponse { repeated QueryResult results = 1 }, QueryResult {

@@ -318,7 +318,7 @@ extern void PromResponseTooLarge(void) pg_attribute_noreturn();
 /* protobuf-c allocations in CurrentMemoryContext (wire.c). */
 extern ProtobufCAllocator PromProtobufAllocator;
 
-/* A snappy-compressed ReadRequest, unpacked (request.c). */
+/* A snappy-compressed ReadRequest, unpacked (read_request.c). */
 struct Prometheus__ReadRequest;
 extern struct Prometheus__ReadRequest *PromUnpackReadRequest(const char *body,
 															 Size len);

@@ -1,7 +1,7 @@
 /*
  * fuzz_request.c
  *	  libFuzzer target: the body of a remote-read POST, a snappy-compressed
- *	  protobuf ReadRequest, through PromDecodeReadRequest (src/request.c):
+ *	  protobuf ReadRequest, through PromDecodeReadRequest (src/protocol/read_request.c):
  *	  the snappy length check against promread.max_request_bytes (its default,
  *	  32 MB) and decompression (src/wire.c), protobuf-c's unpacking (the
  *	  protoc-c output of src/protocol/proto/remote.proto), every check of the request,
@@ -14,7 +14,7 @@
  * compresses it again (one mutation in eight works on the compressed bytes
  * instead, for the snappy paths).
  *
- * An ERROR is a clean rejection when its SQLSTATE is one request.c
+ * An ERROR is a clean rejection when its SQLSTATE is one read_request.c
  * documents: 22P03 (undecodable), 22021 (invalid UTF-8), 22023 (other
  * invalid values), 2201B (regex), 0A000 (response types), 54000 (limits),
  * plus 54001 (stack depth).  Anything else (an internal error XX000, such as

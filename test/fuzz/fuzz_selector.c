@@ -15,7 +15,7 @@
  * query (fuzz_checks.h), or memory outliving the input is a bug.
  *
  * A selector that parses is also sent through a ReadRequest, built as
- * request.c's prom_read_request builds it (protobuf-c, snappy), and decoded
+ * read_request.c's prom_read_request builds it (protobuf-c, snappy), and decoded
  * with PromDecodeReadRequest: the decoded matchers must be the parsed ones.
  *
  * The translated ARE is not compiled: PostgreSQL's regex engine is not
