@@ -1,9 +1,9 @@
 /*
  * fuzz_answer.c
  *	  libFuzzer target: a STREAMED_XOR_CHUNKS stream, as a shard answers its
- *	  coordinator (src/shards.c) and as prom_read_response_json reads
+ *	  coordinator (src/scan/shards.c) and as prom_read_response_json reads
  *	  responses, through PromForEachChunkedSeries and PromDecodeChunk
- *	  (src/chunk_decode.c): frame lengths and CRCs, protobuf-c's unpacking,
+ *	  (src/protocol/chunk_decode.c): frame lengths and CRCs, protobuf-c's unpacking,
  *	  query indexes, and the XOR decoder.
  *
  * Inputs of even length have their frames' CRCs made right first, so that

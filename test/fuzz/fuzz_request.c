@@ -3,10 +3,10 @@
  *	  libFuzzer target: the body of a remote-read POST, a snappy-compressed
  *	  protobuf ReadRequest, through PromDecodeReadRequest (src/protocol/read_request.c):
  *	  the snappy length check against promread.max_request_bytes (its default,
- *	  32 MB) and decompression (src/wire.c), protobuf-c's unpacking (the
+ *	  32 MB) and decompression (src/protocol/wire.c), protobuf-c's unpacking (the
  *	  protoc-c output of src/protocol/proto/remote.proto), every check of the request,
  *	  and matcher construction (src/matcher.c) with the translation of regex
- *	  matchers from RE2 to PostgreSQL AREs (src/prom_regex.c).
+ *	  matchers from RE2 to PostgreSQL AREs (src/regex/prom_regex.c).
  *
  * The input is exactly the bytes a client POSTs.  To reach past snappy,
  * a custom mutator decompresses an input that is a valid snappy block,

@@ -3,7 +3,7 @@
  *	  libFuzzer target: PromQL series selectors (src/selector.c's
  *	  PromParseSelector, the parser prom_series and prom_read_request use),
  *	  with matcher construction (src/matcher.c) and the translation of regex
- *	  matchers from RE2 to PostgreSQL AREs (src/prom_regex.c).
+ *	  matchers from RE2 to PostgreSQL AREs (src/regex/prom_regex.c).
  *
  * The input is the selector text.  PostgreSQL text cannot hold a NUL byte,
  * so the text stops at the first NUL, as text_to_cstring would see it; the
