@@ -53,6 +53,9 @@ extern void PromAppendChunkedResult(struct PromBuffer *buf,
 /* in chunk_decode.c */
 #include "chunk_decode.h"
 
+/* in wire.c */
+extern uint32 PromCrc32c(const char *data, Size len);
+
 /* in wire.c and snappy_writer.c: buffers, varints, snappy */
 #include "wire.h"
 

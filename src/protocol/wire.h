@@ -328,6 +328,5 @@ extern bytea *PromSnappyCompress(const char *data, Size len, const char *what);
 extern char *PromSnappyDecompress(const char *data, Size len, Size limit,
 								  const char *what, const char *limit_setting,
 								  int limit_sqlstate, Size *result_len);
-extern uint32 PromCrc32c(const char *data, Size len);
 
 #endif							/* PROMREAD_WIRE_H */
