@@ -4,8 +4,11 @@ EXTENSION = promread
 MODULE_big = promread
 DATA = $(wildcard sql/promread--*.sql)
 
-PROTO = src/proto/remote
-OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c)) src/snappy_stream.o $(PROTO).pb-c.o
+# the sources: the SQL entry points and what they share in src/, each job's
+# files in a folder of its own (src/engine, src/regex, src/scan, src/protocol)
+SRCS = $(wildcard src/*.c src/*/*.c)
+PROTO = src/protocol/proto/remote
+OBJS = $(SRCS:.c=.o) $(patsubst %.cpp,%.o,$(wildcard src/*/*.cpp)) $(PROTO).pb-c.o
 EXTRA_CLEAN = $(PROTO).pb-c.c $(PROTO).pb-c.h
 
 REGRESS = register series regex matchers selective layouts security misfits limits volume remote_read chunks encoders prometheus_requests write write_paths write_security label_names read_rights
@@ -35,7 +38,7 @@ include $(PGXS)
 $(PROTO).pb-c.c $(PROTO).pb-c.h: $(PROTO).proto
 	protoc-c --proto_path=$(dir $<) --c_out=$(dir $<) $<
 
-$(patsubst %.c,%.o,$(wildcard src/*.c)): $(PROTO).pb-c.h
+$(SRCS:.c=.o): $(PROTO).pb-c.h
 
 # the pg_regress suites, for test/suites to check that each one reported
 print-regress:

@@ -41,7 +41,8 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
-#include "wire.h"
+#include "protocol/protocol.h"
+#include "engine/engine.h"
 
 PG_FUNCTION_INFO_V1(prom_read_response_agg_transfn);
 PG_FUNCTION_INFO_V1(prom_read_response_agg_finalfn);

@@ -10,7 +10,7 @@
  * strings "NaN", "+Inf" and "-Inf".
  *
  * A response is either a SAMPLES response (a snappy block of a
- * ReadResponse) or a STREAMED_XOR_CHUNKS stream of frames (see chunks.c),
+ * ReadResponse) or a STREAMED_XOR_CHUNKS stream of frames (see chunk_encode.c),
  * and both give the same JSON.  The two are told apart by the first frame:
  * a stream is empty or starts with a whole frame whose CRC-32C matches,
  * which a snappy block does only by a 1 in 2^32 accident; failing that,
@@ -30,18 +30,16 @@
 
 #include <snappy-c.h>
 
-#include "chunk_decode.h"
+#include "protocol/protocol.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "promread.h"
-#include "proto/remote.pb-c.h"
 #include "common/shortest_dec.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
-#include "wire.h"
 
 PG_FUNCTION_INFO_V1(prom_read_request_json);
 PG_FUNCTION_INFO_V1(prom_read_response_json);

@@ -19,6 +19,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "promread.h"
+#include "scan/scan.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"

@@ -9,16 +9,17 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "engine/engine.h"
 #include "funcapi.h"
 #include "phases.h"
 #include "promread.h"
-#include "samples.h"
+#include "protocol/protocol.h"
+#include "scan/scan.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
-#include "wire.h"
 
 PG_FUNCTION_INFO_V1(prom_series);
 

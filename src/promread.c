@@ -13,6 +13,7 @@
 #include "promread.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "scan/scan.h"
 #include "utils/varlena.h"
 
 PG_MODULE_MAGIC;

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * promread.h
- *	  Shared declarations of the promread extension: matchers, the metric
- *	  catalog, the executor scan and the series grouping engine.
+ *	  What the files of promread share: the settings, matchers and queries,
+ *	  the metric catalog, time conversions.
  *
  * A query (a PromQL selector or one query of a remote-read request) is a
  * time range and a list of label matchers (matcher.c, selector.c).  The
@@ -13,6 +13,12 @@
  * finished set is sorted, and the SQL functions turn it into rows or into a
  * response.  ARCHITECTURE.md is the map.
  *
+ * Each folder of src/ declares what the others may call in one public
+ * header: engine/engine.h (series sets, arenas, enum labels),
+ * regex/prom_regex.h (RE2 to ARE), scan/scan.h (reading a metric
+ * relation), protocol/protocol.h (decoding requests, encoding answers).
+ * remote_write.h holds remote write's types.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef PROMREAD_H
@@ -20,13 +26,11 @@
 
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "datatype/timestamp.h"
 #include "fmgr.h"
 #include "nodes/pg_list.h"
-#include "prom_regex.h"
+#include "regex/prom_regex.h"
 #include "utils/hsearch.h"
-#include "utils/relcache.h"
 
 /*---- GUC variables (promread.c) ----*/
 
@@ -83,15 +87,18 @@ typedef struct PromQuery
 	PromMatcher *matchers;
 } PromQuery;
 
+/* in matcher.c */
 extern const char *PromMatchTypeOperator(PromMatchType type);
 extern void PromMatcherInit(PromMatcher *matcher, PromMatchType type,
 							const char *name, const char *value, int value_len);
 extern bool PromMatcherMatches(const PromMatcher *matcher,
 							   const char *value, int len);
-extern void PromParseSelector(const char *selector, PromQuery *query);
 extern bool PromIsValidLabelName(const char *name, int len);
 extern bool PromIsValidMetricName(const char *name, int len);
 extern bool PromIsValidUtf8(const char *s, int len);
+
+/* in selector.c */
+extern void PromParseSelector(const char *selector, PromQuery *query);
 
 /*---- Metric catalog (catalog.c) ----*/
 
@@ -126,220 +133,13 @@ extern void PromCatalogStoreCreated(const char *metric, Oid relid,
 extern bool PromMetadataStore(const char *family, const char *type,
 							  const char *help, const char *unit);
 
-/*---- Arenas (arena.c) ----*/
+/*---- Queries (query.c) ----*/
 
-typedef struct PromArena PromArena;
-
-extern PromArena *PromArenaCreate(MemoryContext context);
-extern void PromArenaExpect(PromArena *arena, Size bytes);
-extern void *PromArenaAlloc(PromArena *arena, Size size);
-extern bool PromArenaIsNewest(const PromArena *arena, const void *end);
-extern bool PromArenaExtend(PromArena *arena, Size size);
-extern bool PromArenaRewind(PromArena *arena, void *start);
-extern void PromArenaFree(PromArena *arena, void *pointer, Size size);
-extern bool PromArenaIsLarge(Size size);
-extern Size PromArenaBytes(const PromArena *arena);
-extern Size PromMemoryAvailable(void);
-extern void PromMemoryCharge(Size bytes);
-extern void PromMemoryUncharge(Size bytes);
-
-/*---- Enum labels (enum_cache.c) ----*/
-
-/* The labels of one enum type. */
-typedef struct PromEnumLabels
-{
-	Oid			type;
-	int			nlabels;
-	Oid		   *values;
-	const char **labels;
-	int		   *lens;
-} PromEnumLabels;
-
-extern const PromEnumLabels *PromEnumLabelsOf(Oid type);
-extern const char *PromEnumLabel(Oid value, int *len);
-
-/*---- Series sets (series_set.c, layout.c, group.c; samples.h) ----*/
-
-/* A sample: its time in ms since the Unix epoch, its value. */
-typedef struct PromSample
-{
-	int64		t;
-	double		v;
-} PromSample;
-
-/* How the engine reads, compares and prints one label column. */
-typedef enum PromLabelKind
-{
-	PROM_LABEL_TEXT,			/* text, varchar and their domains: bytes */
-	PROM_LABEL_NAME,			/* name: NUL-padded bytes */
-	PROM_LABEL_ENUM,			/* enum: compared by OID, printed once */
-	PROM_LABEL_SCALAR,			/* other pass-by-value type: the Datum */
-	PROM_LABEL_BINARY,			/* other by-reference type: its bytes */
-	PROM_LABEL_CONST			/* a label with the same value on every row */
-} PromLabelKind;
-
-typedef struct PromSeriesSet PromSeriesSet;
-typedef struct PromLayout PromLayout;
-typedef struct PromSeries PromSeries;
-
-/* The most labels a series has: a relation's columns and __name__. */
-#define PROM_MAX_LABELS		(MaxTupleAttributeNumber + 1)
-
-/* The most layouts a set has: a series names its layout in 16 bits. */
-#define PROM_MAX_LAYOUTS	PG_UINT16_MAX
-
-/* A label of a series as Prometheus sees it: name and value. */
-typedef struct PromLabelRef
-{
-	const char *name;
-	const char *value;
-	int			name_len;
-	int			value_len;
-} PromLabelRef;
-
-extern PromLabelKind PromLabelKindOf(Oid type);
-extern PromSeriesSet *PromSeriesSetCreate(MemoryContext context);
-extern PromLayout *PromSeriesSetAddLayout(PromSeriesSet *set, int ncolumns,
-										  const char *const *names,
-										  const PromLabelKind *kinds,
-										  const Oid *types,
-										  const char *const *const_values);
-extern void PromLayoutExpectRows(PromSeriesSet *set, PromLayout *layout,
-								 double rows);
-extern void PromLayoutAddFilter(PromSeriesSet *set, PromLayout *layout,
-								int column, const PromMatcher *matcher);
-extern void PromLayoutSetOverflow(PromSeriesSet *set, PromLayout *layout,
-								  int column);
-extern void PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
-							 const Datum *values, const bool *isnull,
-							 int64 t, double v);
-extern void PromSeriesSetAddRun(PromSeriesSet *set, PromLayout *layout,
-								const Datum *values, const bool *isnull,
-								const PromSample *samples, int64 nsamples);
-extern void PromSeriesSetFinish(PromSeriesSet *set);
-extern void PromSeriesSetFree(PromSeriesSet *set);
-extern Size PromSeriesSetArenaBytes(const PromSeriesSet *set);
-extern PromSeries *const *PromSeriesSetSeriesSoFar(PromSeriesSet *set,
-													int *count);
-extern PromSeries *const *PromSeriesSetSeries(const PromSeriesSet *set,
-											  int *count);
-extern int64 PromSeriesSetSampleCount(const PromSeriesSet *set);
-extern Size PromSeriesSetResultBytes(const PromSeriesSet *set);
-extern int64 PromSeriesSampleCount(const PromSeries *series);
-extern int	PromSeriesLabelCount(const PromSeriesSet *set,
-								 const PromSeries *series);
-extern int	PromSeriesLabels(const PromSeriesSet *set, const PromSeries *series,
-							 PromLabelRef *labels);
-extern Size PromSeriesLabelsSize(const PromSeriesSet *set,
-								 const PromSeries *series);
-extern char *PromPutSeriesLabels(char *p, const PromSeriesSet *set,
-								 const PromSeries *series);
-extern void PromSeriesCopySamples(const PromSeries *series, void *dest);
-
-/*---- Query execution (scan.c, label_values.c, query.c) ----*/
-
-extern void PromScanInit(void);
-extern void PromScanBeginCall(void);
-extern void PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
-						   const PromQuery *query, bool named);
-extern List *PromExplainMetric(const PromMetricEntry *entry,
-							   const PromQuery *query, bool named,
-							   bool analyze);
-extern Datum *PromReadLabelValues(Oid relid, const char *column,
-								  const PromRegex *narrowing, int *nvalues);
-extern bool PromLabelValuesWorthReading(Oid relid, AttrNumber attnum);
+struct PromSeriesSet;
 extern void PromQueryFromSelector(text *selector, TimestampTz start_time,
 								  TimestampTz end_time, PromQuery *query);
-extern PromSeriesSet *PromRunQuery(const PromQuery *query,
-								   MemoryContext context);
-
-/*---- Remote read (request.c, response.c, chunks.c, remote_read.c) ----*/
-
-/* Response types; the numbers are those of ReadRequest.ResponseType. */
-typedef enum PromResponseType
-{
-	PROM_RESPONSE_SAMPLES = 0,
-	PROM_RESPONSE_STREAMED_XOR_CHUNKS = 1
-} PromResponseType;
-
-/* A decoded remote-read request. */
-typedef struct PromReadRequest
-{
-	int			nqueries;
-	PromQuery  *queries;
-	PromResponseType response_type;
-} PromReadRequest;
-
-extern PromReadRequest *PromDecodeReadRequest(const char *body, Size len);
-extern const char *PromResponseTypeName(int type);
-extern void PromSetResponseHeaders(const char *headers_json);
-
-/* Responses are written with the buffers of wire.h. */
-struct PromSnappyWriter;
-extern void PromWriteSamplesResult(struct PromSnappyWriter *writer,
-								   const PromSeriesSet *set, bool last);
-/* STREAMED_XOR_CHUNKS frames (chunks.c; read back by chunk_decode.h). */
-struct PromBuffer;
-extern void PromAppendChunkedResult(struct PromBuffer *buf,
-									const PromSeriesSet *set,
-									int64 query_index);
-extern uint32 PromCrc32c(const char *data, Size len);
-
-/*---- Remote write (write_request.c, remote_write.c, write_rows.c, write_trust.c) ----*/
-
-/* A label of a written series, its value borrowed from the request. */
-typedef struct PromWriteLabel
-{
-	const char *name;			/* NUL-terminated */
-	const char *value;			/* not NUL-terminated, never empty */
-	int			value_len;
-} PromWriteLabel;
-
-/* A written series: its metric, other labels (sorted by name), samples. */
-struct Prometheus__Sample;
-typedef struct PromWriteSeries
-{
-	const char *metric;
-	int			nlabels;
-	PromWriteLabel *labels;
-	int			nsamples;
-	struct Prometheus__Sample **samples;
-} PromWriteSeries;
-
-/* The metadata of a metric family. */
-typedef struct PromWriteMetadata
-{
-	const char *family;
-	const char *type;			/* "counter", "gauge", ... */
-	const char *help;
-	const char *unit;
-} PromWriteMetadata;
-
-/* A decoded remote-write request. */
-typedef struct PromWriteRequest
-{
-	int			nseries;
-	PromWriteSeries *series;
-	int			nmetadata;
-	PromWriteMetadata *metadata;
-	int64		nexemplars;
-	int64		nhistograms;
-} PromWriteRequest;
-
-/* The series of one metric in a request, and the labels they carry. */
-typedef struct PromWriteGroup
-{
-	const char *metric;
-	PromWriteSeries **series;
-	int			nseries;
-	const char **labels;		/* distinct label names, sorted */
-	int			nlabels;
-} PromWriteGroup;
-
-extern PromWriteRequest *PromDecodeWriteRequest(const char *body, Size len);
-extern bool PromWriteGroupRows(const PromWriteGroup *group,
-							   const PromMetricEntry *entry);
-extern void PromCheckWriteTrusted(Relation rel, const PromMetricEntry *entry);
+extern struct PromSeriesSet *PromRunQuery(const PromQuery *query,
+										  MemoryContext context);
 
 /*---- Time conversions ----*/
 

@@ -8,9 +8,11 @@
  */
 #include "postgres.h"
 
+#include "engine/engine.h"
 #include "executor/spi.h"
 #include "phases.h"
 #include "promread.h"
+#include "scan/scan.h"
 #include "utils/builtins.h"
 
 /*

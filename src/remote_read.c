@@ -6,23 +6,25 @@
  * Decodes the request, answers each query in order through the series
  * engine and writes the response as Prometheus's own server does, in the
  * negotiated type (SAMPLES: a snappy ReadResponse; STREAMED_XOR_CHUNKS: a
- * stream of frames, chunks.c), then sets the transaction-local
+ * stream of frames, chunk_encode.c), then sets the transaction-local
  * response.headers that PostgREST sends.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "engine/engine.h"
 #include "phases.h"
 #include "promread.h"
+#include "protocol/protocol.h"
+#include "scan/scan.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
-#include "wire.h"
 
 PG_FUNCTION_INFO_V1(prom_remote_read);
 
 /* Set the HTTP response headers for PostgREST, until the transaction ends. */
-void
+static void
 PromSetResponseHeaders(const char *headers_json)
 {
 	(void) set_config_option("response.headers", headers_json,

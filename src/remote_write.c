@@ -85,6 +85,8 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "promread.h"
+#include "protocol/protocol.h"
+#include "remote_write.h"
 #include "storage/lmgr.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"

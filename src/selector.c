@@ -17,7 +17,7 @@
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "promread.h"
-#include "prom_regex.h"
+#include "regex/prom_regex.h"
 
 /* Parser state: the whole selector and the current position. */
 typedef struct SelectorParser

@@ -45,6 +45,7 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "promread.h"
+#include "remote_write.h"
 #include "rewrite/rowsecurity.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"

@@ -1,9 +1,9 @@
 /*
  * fuzz_answer.c
  *	  libFuzzer target: a STREAMED_XOR_CHUNKS stream, as a shard answers its
- *	  coordinator (src/shards.c) and as prom_read_response_json reads
+ *	  coordinator (src/scan/shards.c) and as prom_read_response_json reads
  *	  responses, through PromForEachChunkedSeries and PromDecodeChunk
- *	  (src/chunk_decode.c): frame lengths and CRCs, protobuf-c's unpacking,
+ *	  (src/protocol/chunk_decode.c): frame lengths and CRCs, protobuf-c's unpacking,
  *	  query indexes, and the XOR decoder.
  *
  * Inputs of even length have their frames' CRCs made right first, so that
@@ -12,7 +12,7 @@
  * recipe of a valid stream: samples (times by deltas of deltas, many at a
  * bucket edge; values by bit pattern) and a label value are taken from its
  * bytes, encoded by the XOR encoder below (written from the protocol's
- * description, not from chunks.c) into a framed ChunkedReadResponse, and
+ * description, not from chunk_encode.c) into a framed ChunkedReadResponse, and
  * decoded: the stream must be accepted and give back every time and every
  * value's bits exactly.
  *
@@ -26,11 +26,10 @@
 
 #include <stdint.h>
 
-#include "chunk_decode.h"
 #include "pg_shim.h"
 #include "promread.h"
+#include "protocol/protocol.h"
 #include "utils/memutils.h"
-#include "wire.h"
 
 static const char *const allowed[] = {"22P03", "0A000", "53200", NULL};
 static const char *const none_allowed[] = {NULL};

@@ -1,12 +1,12 @@
 /*
  * fuzz_request.c
  *	  libFuzzer target: the body of a remote-read POST, a snappy-compressed
- *	  protobuf ReadRequest, through PromDecodeReadRequest (src/request.c):
+ *	  protobuf ReadRequest, through PromDecodeReadRequest (src/protocol/read_request.c):
  *	  the snappy length check against promread.max_request_bytes (its default,
- *	  32 MB) and decompression (src/wire.c), protobuf-c's unpacking (the
- *	  protoc-c output of src/proto/remote.proto), every check of the request,
+ *	  32 MB) and decompression (src/protocol/wire.c), protobuf-c's unpacking (the
+ *	  protoc-c output of src/protocol/proto/remote.proto), every check of the request,
  *	  and matcher construction (src/matcher.c) with the translation of regex
- *	  matchers from RE2 to PostgreSQL AREs (src/prom_regex.c).
+ *	  matchers from RE2 to PostgreSQL AREs (src/regex/prom_regex.c).
  *
  * The input is exactly the bytes a client POSTs.  To reach past snappy,
  * a custom mutator decompresses an input that is a valid snappy block,
@@ -14,7 +14,7 @@
  * compresses it again (one mutation in eight works on the compressed bytes
  * instead, for the snappy paths).
  *
- * An ERROR is a clean rejection when its SQLSTATE is one request.c
+ * An ERROR is a clean rejection when its SQLSTATE is one read_request.c
  * documents: 22P03 (undecodable), 22021 (invalid UTF-8), 22023 (other
  * invalid values), 2201B (regex), 0A000 (response types), 54000 (limits),
  * 53200 (past promread.max_memory, 256 kB in the shim), plus 54001 (stack
@@ -34,6 +34,7 @@
 #include "fuzz_checks.h"
 #include "pg_shim.h"
 #include "promread.h"
+#include "protocol/protocol.h"
 
 static const char *const allowed[] = {
 	"22P03", "22021", "22023", "2201B", "0A000", "53200", "54000", "54001", NULL

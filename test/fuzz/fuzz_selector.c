@@ -3,7 +3,7 @@
  *	  libFuzzer target: PromQL series selectors (src/selector.c's
  *	  PromParseSelector, the parser prom_series and prom_read_request use),
  *	  with matcher construction (src/matcher.c) and the translation of regex
- *	  matchers from RE2 to PostgreSQL AREs (src/prom_regex.c).
+ *	  matchers from RE2 to PostgreSQL AREs (src/regex/prom_regex.c).
  *
  * The input is the selector text.  PostgreSQL text cannot hold a NUL byte,
  * so the text stops at the first NUL, as text_to_cstring would see it; the
@@ -15,7 +15,7 @@
  * query (fuzz_checks.h), or memory outliving the input is a bug.
  *
  * A selector that parses is also sent through a ReadRequest, built as
- * request.c's prom_read_request builds it (protobuf-c, snappy), and decoded
+ * read_request.c's prom_read_request builds it (protobuf-c, snappy), and decoded
  * with PromDecodeReadRequest: the decoded matchers must be the parsed ones.
  *
  * The translated ARE is not compiled: PostgreSQL's regex engine is not
@@ -29,8 +29,7 @@
 #include "fuzz_checks.h"
 #include "pg_shim.h"
 #include "promread.h"
-#include "proto/remote.pb-c.h"
-#include "wire.h"
+#include "protocol/protocol.h"
 
 static const char *const allowed[] = {"22023", "22021", "2201B", "54001", NULL};
 

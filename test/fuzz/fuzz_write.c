@@ -2,8 +2,8 @@
  * fuzz_write.c
  *	  libFuzzer target: the body of a remote-write POST, a snappy-compressed
  *	  protobuf WriteRequest, through PromDecodeWriteRequest
- *	  (src/write_request.c): the snappy length check against
- *	  promread.max_request_bytes and decompression (src/wire.c), protobuf-c's
+ *	  (src/protocol/write_request.c): the snappy length check against
+ *	  promread.max_request_bytes and decompression (src/protocol/wire.c), protobuf-c's
  *	  unpacking, and every check of series, labels and metadata.
  *
  * An ERROR is a clean rejection when its SQLSTATE is one write_request.c
@@ -22,6 +22,7 @@
 
 #include "pg_shim.h"
 #include "promread.h"
+#include "protocol/protocol.h"
 
 static const char *const allowed[] = {"22P03", "22021", "22023", "54001", NULL};
 

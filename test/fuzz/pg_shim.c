@@ -31,7 +31,7 @@
  *	  translation itself (PromRegexCompile) is what is under test.  The stub
  *	  "succeeds" (returns true).
  *	- deconstruct_array, pg_detoast_datum, pg_detoast_datum_packed,
- *	  pg_detoast_datum_copy: used by the SQL-callable functions of request.c
+ *	  pg_detoast_datum_copy: used by the SQL-callable functions of read_request.c
  *	  and prom_regex.c only (prom_read_request, prom_regex_translate,
  *	  prom_regex_match), which take Datums from the executor; they abort if
  *	  ever called.

@@ -1,5 +1,5 @@
 // gen_cases.go writes the differential test cases for promread's translation
-// of Prometheus regular expressions into PostgreSQL AREs (src/prom_regex.c).
+// of Prometheus regular expressions into PostgreSQL AREs (src/regex/prom_regex.c).
 //
 // Regenerate cases.tsv with Debian 12's Go 1.19 (package golang-go), from
 // the repository root:

@@ -1,0 +1,446 @@
+/*-------------------------------------------------------------------------
+ *
+ * chunk_encode.c
+ *	  STREAMED_XOR_CHUNKS responses: series written as frames of XOR chunks,
+ *	  straight from series sets; and the XOR chunk decoder used by
+ *	  prom_read_response_json.
+ *
+ * 1. A chunked answer is a stream of frames, each uvarint(message length),
+ *    the CRC-32C of the message (big-endian), then a ChunkedReadResponse {
+ *    chunked_series = 1, query_index = 2 } holding one ChunkedSeries {
+ *    labels = 1, chunks = 2 }.  Queries are answered in order, a query's
+ *    series in the set's order; nothing is compressed further.
+ * 2. A series' samples are cut into chunks of 120 (the last shorter), each
+ *    with the times of its first and last sample.  A chunk's data is
+ *    Prometheus's XOR encoding (tsdb/chunkenc): a 2-byte sample count, then
+ *    bits, most significant first: the first time as a zigzag varint and
+ *    value's 64 bits, the second time's delta as a uvarint, later times as
+ *    deltas of deltas in five buckets; values XORed with the previous one,
+ *    written inside the previous window of leading and trailing zeros or
+ *    with a new one.  Times wrap as Go's int64 arithmetic does, so any time
+ *    encodes exactly; values go by their bits, NaN payloads included.
+ * 3. Chunks join a frame while it is smaller than promread.max_frame_bytes;
+ *    the chunk that reaches it is its last, and the series goes on in a new
+ *    frame with the same labels (Prometheus's own writer's rule).
+ * 4. A frame's chunks are encoded into a scratch area while its size is
+ *    kept; once complete it is written in one pass into the answer, its CRC
+ *    computed by PostgreSQL's CRC-32C.  No message objects, no allocation
+ *    per sample.
+ * 5. chunk_decode.c reads such streams back.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "engine/engine.h"
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "protocol.h"
+#include "utils/memutils.h"
+
+/* Field numbers. */
+#define CHUNKED_SERIES_FIELD	1	/* ChunkedReadResponse.chunked_series */
+#define QUERY_INDEX_FIELD		2	/* ChunkedReadResponse.query_index */
+#define CHUNKS_FIELD			2	/* ChunkedSeries.chunks */
+#define CHUNK_MIN_TIME_FIELD	1
+#define CHUNK_MAX_TIME_FIELD	2
+#define CHUNK_TYPE_FIELD		3
+#define CHUNK_DATA_FIELD		4
+
+/* Chunk.Encoding XOR. */
+#define CHUNK_ENCODING_XOR		1
+
+/* Samples per chunk, as Prometheus cuts them. */
+#define XOR_CHUNK_SAMPLES		120
+
+/*
+ * Bound on the bytes of one encoded chunk: the header, then at most 20
+ * bytes a sample (18 for the first, under 20 for the second, under 19 for
+ * the others), the final partial byte included.
+ */
+#define XOR_CHUNK_MAX_BYTES		(2 + XOR_CHUNK_SAMPLES * 20)
+
+/* No window of leading and trailing zeros yet. */
+#define XOR_NO_WINDOW			0xff
+
+/*---- The XOR encoder ----*/
+
+/* A bitstream being written, most significant bit first. */
+typedef struct XorWriter
+{
+	uint8	   *p;				/* where the next whole byte goes */
+	uint64		acc;			/* pending bits in the low nacc bits */
+	int			nacc;			/* fewer than 8 between calls */
+} XorWriter;
+
+/* Write the n (at most 32) low bits of bits. */
+static inline void
+put_bits(XorWriter *w, uint64 bits, int n)
+{
+	Assert(n >= 0 && n <= 32);
+	w->acc = (w->acc << n) | (bits & ((UINT64CONST(1) << n) - 1));
+	w->nacc += n;
+	while (w->nacc >= 8)
+	{
+		w->nacc -= 8;
+		*w->p++ = (uint8) (w->acc >> w->nacc);
+	}
+}
+
+/* Write the n (at most 64) low bits of bits. */
+static inline void
+put_bits64(XorWriter *w, uint64 bits, int n)
+{
+	if (n > 32)
+	{
+		put_bits(w, bits >> 32, n - 32);
+		n = 32;
+	}
+	put_bits(w, bits, n);
+}
+
+/* Write a uvarint as whole bytes of the bitstream. */
+static inline void
+put_uvarint(XorWriter *w, uint64 value)
+{
+	while (value >= 0x80)
+	{
+		put_bits(w, (value & 0x7f) | 0x80, 8);
+		value >>= 7;
+	}
+	put_bits(w, value, 8);
+}
+
+/* Pad the last byte with zeros; returns the end of the stream. */
+static inline uint8 *
+finish_bits(XorWriter *w)
+{
+	if (w->nacc > 0)
+		*w->p++ = (uint8) (w->acc << (8 - w->nacc));
+	w->nacc = 0;
+	return w->p;
+}
+
+/* Write a delta of deltas in the smallest of the five buckets. */
+static inline void
+put_dod(XorWriter *w, int64 dod)
+{
+	uint64		bits = (uint64) dod;
+
+	if (dod == 0)
+		put_bits(w, 0, 1);
+	else if (dod >= -8191 && dod <= 8192)
+		put_bits(w, (UINT64CONST(0x2) << 14) | (bits & 0x3fff), 16);
+	else if (dod >= -65535 && dod <= 65536)
+		put_bits(w, (UINT64CONST(0x6) << 17) | (bits & 0x1ffff), 20);
+	else if (dod >= -524287 && dod <= 524288)
+		put_bits(w, (UINT64CONST(0xe) << 20) | (bits & 0xfffff), 24);
+	else
+	{
+		put_bits(w, 0xf, 4);
+		put_bits64(w, bits, 64);
+	}
+}
+
+/* Write a value as its XOR x with the previous one. */
+static inline void
+put_xor(XorWriter *w, uint64 x, uint8 *leading, uint8 *trailing)
+{
+	int			lead;
+	int			trail;
+
+	if (x == 0)
+	{
+		put_bits(w, 0, 1);
+		return;
+	}
+	lead = 63 - pg_leftmost_one_pos64(x);
+	trail = pg_rightmost_one_pos64(x);
+	if (lead > 31)
+		lead = 31;				/* it must fit in 5 bits */
+
+	if (*leading != XOR_NO_WINDOW && lead >= *leading && trail >= *trailing)
+	{
+		/* '10', then the bits inside the previous window */
+		put_bits(w, 0x2, 2);
+		put_bits64(w, x >> *trailing, 64 - *leading - *trailing);
+	}
+	else
+	{
+		int			sigbits = 64 - lead - trail;
+
+		/* '11', leading zeros, meaningful bits (64 is written as 0) */
+		*leading = (uint8) lead;
+		*trailing = (uint8) trail;
+		put_bits(w, (UINT64CONST(0x3) << 11) | ((uint64) lead << 6) |
+				 (uint64) (sigbits & 0x3f), 13);
+		put_bits64(w, x >> trail, sigbits);
+	}
+}
+
+/* A position in a series' samples: a run, and a sample of it. */
+typedef struct SampleCursor
+{
+	PromSampleRun run;
+	uint32		index;
+} SampleCursor;
+
+/* Set a cursor at a series' first sample. */
+static inline void
+cursor_start(SampleCursor *cursor, const PromSeries *series)
+{
+	PromSampleRunFirst(&cursor->run, series);
+	cursor->index = 0;
+}
+
+/* Are there samples left?  Skips empty runs. */
+static inline bool
+cursor_has_more(SampleCursor *cursor)
+{
+	while (cursor->run.block != NULL && cursor->index >= cursor->run.count)
+	{
+		PromSampleRunNext(&cursor->run);
+		cursor->index = 0;
+	}
+	return cursor->run.block != NULL;
+}
+
+/*
+ * Encode the next samples of a series (at most 120) as an XOR chunk into
+ * out, which has room for XOR_CHUNK_MAX_BYTES; returns its length and the
+ * times of its first and last samples.  There must be a sample left.
+ */
+static Size
+encode_chunk(SampleCursor *cursor, uint8 *out, int64 *min_t, int64 *max_t)
+{
+	XorWriter	w;
+	int			n = 0;
+	int64		prev_t = 0;
+	uint64		prev_delta = 0;
+	uint64		prev_bits = 0;
+	uint8		leading = XOR_NO_WINDOW;
+	uint8		trailing = 0;
+
+	w.p = out + 2;
+	w.acc = 0;
+	w.nacc = 0;
+	while (n < XOR_CHUNK_SAMPLES && cursor_has_more(cursor))
+	{
+		PromSample	sample = PromSampleRunSample(&cursor->run, cursor->index++);
+		uint64		bits = wire_double_bits(sample.v);
+
+		if (n == 0)
+		{
+			uint64		t = (uint64) sample.t;
+
+			/* zigzag varint of the time, then the value's bits */
+			put_uvarint(&w, (t << 1) ^ (sample.t < 0 ? ~UINT64CONST(0) : 0));
+			put_bits64(&w, bits, 64);
+			*min_t = sample.t;
+		}
+		else
+		{
+			uint64		delta = (uint64) sample.t - (uint64) prev_t;
+
+			if (n == 1)
+				put_uvarint(&w, delta);
+			else
+				put_dod(&w, (int64) (delta - prev_delta));
+			put_xor(&w, bits ^ prev_bits, &leading, &trailing);
+			prev_delta = delta;
+		}
+		prev_t = sample.t;
+		prev_bits = bits;
+		n++;
+	}
+	Assert(n > 0);
+	*max_t = prev_t;
+	out[0] = (uint8) (n >> 8);
+	out[1] = (uint8) n;
+	return finish_bits(&w) - out;
+}
+
+/*---- Frames ----*/
+
+/* A chunk encoded into the scratch area, waiting for its frame. */
+typedef struct ChunkRef
+{
+	int64		min_t;
+	int64		max_t;
+	Size		offset;			/* of its data in the scratch area */
+	Size		len;			/* bytes of data */
+	Size		message_size;	/* bytes of its Chunk message */
+} ChunkRef;
+
+/* The chunks of the frame being built. */
+typedef struct FrameScratch
+{
+	uint8	   *data;
+	Size		used;
+	Size		capacity;
+	ChunkRef   *chunks;
+	int			nchunks;
+	int			chunks_capacity;
+} FrameScratch;
+
+/* Bytes of a Chunk message. */
+static inline Size
+chunk_message_size(const ChunkRef *chunk)
+{
+	return (chunk->min_t != 0 ? 1 + wire_varint_size((uint64) chunk->min_t) : 0) +
+		(chunk->max_t != 0 ? 1 + wire_varint_size((uint64) chunk->max_t) : 0) +
+		2 + wire_len_field_size(chunk->len);
+}
+
+/*
+ * Bytes of a whole frame whose ChunkedSeries has series_size bytes, and of
+ * its message.
+ */
+static inline Size
+frame_size(Size series_size, int64 query_index, Size *message_size)
+{
+	Size		size = wire_len_field_size(series_size);
+
+	if (query_index != 0)
+		size += 1 + wire_varint_size((uint64) query_index);
+	*message_size = size;
+	return wire_varint_size(size) + 4 + size;
+}
+
+/* Make room in the scratch area for one more chunk. */
+static ChunkRef *
+scratch_next_chunk(FrameScratch *scratch)
+{
+	if (scratch->capacity - scratch->used < XOR_CHUNK_MAX_BYTES)
+	{
+		scratch->capacity = Max(scratch->capacity * 2,
+								scratch->used + XOR_CHUNK_MAX_BYTES);
+		scratch->data = repalloc_huge(scratch->data, scratch->capacity);
+	}
+	if (scratch->nchunks == scratch->chunks_capacity)
+	{
+		scratch->chunks_capacity *= 2;
+		scratch->chunks = repalloc_huge(scratch->chunks,
+										sizeof(ChunkRef) * scratch->chunks_capacity);
+	}
+	return &scratch->chunks[scratch->nchunks++];
+}
+
+/*
+ * Write one frame: a series' labels and the chunks of the scratch area,
+ * whose ChunkedSeries message has series_size bytes.  Empties the scratch.
+ */
+static void
+write_frame(PromBuffer *buf, const PromSeriesSet *set, const PromSeries *series,
+			Size series_size, int64 query_index, FrameScratch *scratch)
+{
+	Size		message_size;
+	Size		total = frame_size(series_size, query_index, &message_size);
+	char	   *start = PromBufferReserve(buf, total);
+	char	   *p;
+	char	   *message;
+	uint32		crc;
+	int			i;
+
+	p = wire_put_varint(start, message_size);
+	message = p + 4;
+	p = wire_put_len_header(message, CHUNKED_SERIES_FIELD, series_size);
+	p = PromPutSeriesLabels(p, set, series);
+	for (i = 0; i < scratch->nchunks; i++)
+	{
+		const ChunkRef *chunk = &scratch->chunks[i];
+
+		p = wire_put_len_header(p, CHUNKS_FIELD, chunk->message_size);
+		if (chunk->min_t != 0)
+		{
+			*p++ = (char) WIRE_TAG(CHUNK_MIN_TIME_FIELD, WIRE_VARINT);
+			p = wire_put_varint(p, (uint64) chunk->min_t);
+		}
+		if (chunk->max_t != 0)
+		{
+			*p++ = (char) WIRE_TAG(CHUNK_MAX_TIME_FIELD, WIRE_VARINT);
+			p = wire_put_varint(p, (uint64) chunk->max_t);
+		}
+		*p++ = (char) WIRE_TAG(CHUNK_TYPE_FIELD, WIRE_VARINT);
+		*p++ = (char) CHUNK_ENCODING_XOR;
+		p = wire_put_len_header(p, CHUNK_DATA_FIELD, chunk->len);
+		memcpy(p, scratch->data + chunk->offset, chunk->len);
+		p += chunk->len;
+	}
+	if (query_index != 0)
+	{
+		*p++ = (char) WIRE_TAG(QUERY_INDEX_FIELD, WIRE_VARINT);
+		p = wire_put_varint(p, (uint64) query_index);
+	}
+	Assert(p == start + total);
+	Assert(p == message + message_size);
+
+	crc = PromCrc32c(message, message_size);
+	message[-4] = (char) (crc >> 24);
+	message[-3] = (char) (crc >> 16);
+	message[-2] = (char) (crc >> 8);
+	message[-1] = (char) crc;
+
+	scratch->used = 0;
+	scratch->nchunks = 0;
+}
+
+/*
+ * Append the frames answering one query, whose position in the request is
+ * query_index, from its finished series set: one series per frame, a series
+ * over several frames when its chunks pass promread.max_frame_bytes.
+ */
+void
+PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
+						int64 query_index)
+{
+	int			nseries;
+	PromSeries *const *series = PromSeriesSetSeries(set, &nseries);
+	FrameScratch scratch;
+	int			i;
+
+	scratch.capacity = 4 * XOR_CHUNK_MAX_BYTES;
+	scratch.data = palloc(scratch.capacity);
+	scratch.used = 0;
+	scratch.chunks_capacity = 64;
+	scratch.chunks = palloc(sizeof(ChunkRef) * scratch.chunks_capacity);
+	scratch.nchunks = 0;
+
+	for (i = 0; i < nseries; i++)
+	{
+		Size		labels_size;
+		Size		series_size;
+		SampleCursor cursor;
+
+		PromPrefetchSeries(series, i, nseries);
+		labels_size = PromSeriesLabelsSize(set, series[i]);
+		series_size = labels_size;
+		cursor_start(&cursor, series[i]);
+		while (cursor_has_more(&cursor))
+		{
+			ChunkRef   *chunk = scratch_next_chunk(&scratch);
+			Size		message_size;
+
+			CHECK_FOR_INTERRUPTS();
+			chunk->offset = scratch.used;
+			chunk->len = encode_chunk(&cursor, scratch.data + scratch.used,
+									  &chunk->min_t, &chunk->max_t);
+			Assert(chunk->len <= XOR_CHUNK_MAX_BYTES);
+			scratch.used += chunk->len;
+			chunk->message_size = chunk_message_size(chunk);
+			series_size += wire_len_field_size(chunk->message_size);
+
+			/* the frame ends when it reaches the budget or the series ends */
+			if (!cursor_has_more(&cursor) ||
+				frame_size(series_size, query_index, &message_size) >=
+				(Size) promread_max_frame_bytes)
+			{
+				write_frame(buf, set, series[i], series_size, query_index,
+							&scratch);
+				series_size = labels_size;
+			}
+		}
+	}
+	pfree(scratch.data);
+	pfree(scratch.chunks);
+}

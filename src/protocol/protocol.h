@@ -1,0 +1,65 @@
+/*-------------------------------------------------------------------------
+ *
+ * protocol.h
+ *	  The protocol's public interface: remote-read and remote-write
+ *	  requests decoded, SAMPLES and STREAMED_XOR_CHUNKS answers encoded and
+ *	  decoded, the buffers and snappy compression they are written with.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PROMREAD_PROTOCOL_H
+#define PROMREAD_PROTOCOL_H
+
+#include "promread.h"
+
+#include "engine/engine.h"
+#include "remote_write.h"
+
+/* Response types; the numbers are those of ReadRequest.ResponseType. */
+typedef enum PromResponseType
+{
+	PROM_RESPONSE_SAMPLES = 0,
+	PROM_RESPONSE_STREAMED_XOR_CHUNKS = 1
+} PromResponseType;
+
+/* A decoded remote-read request. */
+typedef struct PromReadRequest
+{
+	int			nqueries;
+	PromQuery  *queries;
+	PromResponseType response_type;
+} PromReadRequest;
+
+/* in read_request.c */
+extern PromReadRequest *PromDecodeReadRequest(const char *body, Size len);
+extern const char *PromResponseTypeName(int type);
+
+/* in write_request.c */
+extern PromWriteRequest *PromDecodeWriteRequest(const char *body, Size len);
+
+/* Answers are written with the buffers of wire.h. */
+struct PromSnappyWriter;
+struct PromBuffer;
+
+/* in samples_response.c */
+extern void PromWriteSamplesResult(struct PromSnappyWriter *writer,
+								   const PromSeriesSet *set, bool last);
+
+/* in chunk_encode.c: STREAMED_XOR_CHUNKS frames, read by chunk_decode.h's */
+extern void PromAppendChunkedResult(struct PromBuffer *buf,
+									const PromSeriesSet *set,
+									int64 query_index);
+
+/* in chunk_decode.c */
+#include "chunk_decode.h"
+
+/* in wire.c */
+extern uint32 PromCrc32c(const char *data, Size len);
+
+/* in wire.c and snappy_writer.c: buffers, varints, snappy */
+#include "wire.h"
+
+/* the messages, as protoc-c generates them from proto/remote.proto */
+#include "protocol/proto/remote.pb-c.h"
+
+#endif							/* PROMREAD_PROTOCOL_H */

@@ -1,0 +1,31 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan.h
+ *	  Reading metric relations into series sets: scan's public interface.
+ *
+ * scan_internal.h holds what scan's own files share.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PROMREAD_SCAN_H
+#define PROMREAD_SCAN_H
+
+#include "promread.h"
+
+#include "engine/engine.h"
+
+/* in scan.c */
+extern void PromScanInit(void);
+extern void PromScanBeginCall(void);
+extern void PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
+						   const PromQuery *query, bool named);
+extern List *PromExplainMetric(const PromMetricEntry *entry,
+							   const PromQuery *query, bool named,
+							   bool analyze);
+
+/* in label_values.c */
+extern Datum *PromReadLabelValues(Oid relid, const char *column,
+								  const PromRegex *narrowing, int *nvalues);
+extern bool PromLabelValuesWorthReading(Oid relid, AttrNumber attnum);
+
+#endif							/* PROMREAD_SCAN_H */

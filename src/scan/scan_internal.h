@@ -1,0 +1,105 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan_internal.h
+ *	  The read of one metric relation, shared by scan.c (locking, columns,
+ *	  the executor and the receiver), scan_predicates.c (the statement's
+ *	  predicates), scan_plans.c (cached plans) and shards.c (partitions
+ *	  that group their own rows).  scan.h is what other folders call.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PROMREAD_SCAN_INTERNAL_H
+#define PROMREAD_SCAN_INTERNAL_H
+
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "tcop/dest.h"
+#include "scan.h"
+
+/* How the time column is stored. */
+typedef enum TimeKind
+{
+	TIME_TIMESTAMP,				/* timestamptz or timestamp (read as UTC) */
+	TIME_EPOCH_MS				/* bigint, ms since the Unix epoch */
+} TimeKind;
+
+/* A registered column of the relation being scanned, read under its lock. */
+typedef struct MetricColumn
+{
+	const char *name;
+	const char *label;			/* of a label column: the label it holds */
+	Oid			type;			/* declared type: the scan's result type */
+	Oid			basetype;		/* with domains looked through */
+	Oid			collation;
+	PromLabelKind kind;			/* of a label column */
+} MetricColumn;
+
+/* The statement being built for one scan. */
+typedef struct ScanStatement
+{
+	StringInfoData sql;
+	int			nparams;
+	Oid			param_types[FUNC_MAX_ARGS];
+	Datum		param_values[FUNC_MAX_ARGS];
+} ScanStatement;
+
+/* A matcher the engine decides per distinct value of a label column. */
+typedef struct ScanFilter
+{
+	int			column;			/* its place among the label columns */
+	const PromMatcher *matcher;
+} ScanFilter;
+
+/* A matcher decided over the distinct values read through an index. */
+typedef struct ValueDecision
+{
+	const PromMatcher *matcher;
+	int			nvalues;		/* values read */
+	int			naccepted;		/* of them, those that match */
+} ValueDecision;
+
+/* The read of one metric relation for one query, before it runs. */
+typedef struct MetricScan
+{
+	const PromMetricEntry *entry;
+	ScanStatement stmt;
+	int			predicates;		/* where stmt's predicates start */
+	const char *value_expression;	/* the value column as float8 */
+	MetricColumn time_column;
+	MetricColumn value_column;
+	MetricColumn *labels;		/* the label columns, then the column of
+								 * overflow labels if any */
+	int			nlabels;
+	int			overflow;		/* its place among them; -1: none */
+	List	   *filters;		/* of ScanFilter */
+	List	   *decisions;		/* of ValueDecision */
+	bool		has_foreign;	/* the relation is or has foreign tables */
+	const char *regex_function; /* prom_regex_match, qualified, when the
+								 * foreign servers list promread */
+	bool		local_predicates;	/* some predicate is one a foreign
+									 * server is not sent */
+} MetricScan;
+
+/* A DestReceiver's function that takes a row. */
+typedef bool (*ReceiveSlotFn) (TupleTableSlot *slot, DestReceiver *self);
+
+/* in scan_plans.c */
+extern SPIPlanPtr PromScanCachedPlan(const ScanStatement *stmt);
+extern ParamListInfo PromScanStatementParams(const ScanStatement *stmt);
+extern int	PromScanUseCustomPlans(void);
+
+/* in scan_predicates.c */
+extern void PromScanAddTimeRange(ScanStatement *stmt, const PromQuery *query,
+								 const MetricColumn *time_column);
+extern bool PromScanAddMatchers(MetricScan *scan, const PromQuery *query, bool stored);
+
+/* shards.c */
+extern const char *PromShardRegexFunction(Oid relid);
+extern bool PromShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
+								 List **partitions);
+extern DestReceiver *PromShardReceiverCreate(PromSeriesSet *set,
+											 const MetricScan *scan,
+											 const PromQuery *query,
+											 List *partitions);
+
+#endif							/* PROMREAD_SCAN_INTERNAL_H */
