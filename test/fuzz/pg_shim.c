@@ -223,7 +223,7 @@ MemoryContextRegisterResetCallback(MemoryContext context,
 	context->isReset = false;
 }
 
-/*---- promread's count of working memory (src/arena.c) ----*/
+/*---- promread's count of working memory (src/engine/arena.c) ----*/
 
 Size
 PromMemoryAvailable(void)
