@@ -7,6 +7,7 @@
 SET timezone = 'UTC';
 SET datestyle = 'ISO';
 SET max_parallel_workers_per_gather = 0;
+SET jit = off;
 -- does the plan of a query list values with prom_regex_label_values?
 CREATE FUNCTION lists_values(sql text) RETURNS boolean LANGUAGE plpgsql AS $$
 	DECLARE line text;
