@@ -58,3 +58,16 @@ def sqlstate(error):
     if isinstance(error, psycopg2.OperationalError) and error.pgcode is None:
         return "lost-connection"
     return error.pgcode or "no-sqlstate"
+
+
+def create_loopback_server(cur, name, dbname):
+    """A postgres_fdw server NAME, listing promread, on this very server's
+    database DBNAME, reached through its Unix socket as the current user
+    (no password: pg_virtualenv asks one of TCP connections only)."""
+    cur.execute("""SELECT split_part(current_setting('unix_socket_directories'), ',', 1),
+                          current_setting('port')""")
+    socket_dir, port = cur.fetchone()
+    cur.execute(f"""CREATE SERVER {name} FOREIGN DATA WRAPPER postgres_fdw
+                        OPTIONS (host %s, port %s, dbname %s, extensions 'promread');
+                    CREATE USER MAPPING FOR CURRENT_USER SERVER {name}""",
+                (socket_dir or "localhost", port, dbname))

@@ -1,5 +1,5 @@
 """The Python module of the project's protocol messages (remote_pb2),
-generated from src/proto/remote.proto by protoc into a temporary directory,
+generated from src/protocol/proto/remote.proto by protoc into a temporary directory,
 so that test programs decode with Google's protobuf library what promread
 encodes with protobuf-c.  Needs protoc and Debian's python3-protobuf."""
 import atexit
@@ -21,7 +21,7 @@ def load(gen=None):
         if gen is None:
             gen = tempfile.mkdtemp(prefix="promread-pb-")
             atexit.register(shutil.rmtree, gen, True)
-        subprocess.run(["protoc", "-I", os.path.join(TOP, "src", "proto"),
+        subprocess.run(["protoc", "-I", os.path.join(TOP, "src", "protocol", "proto"),
                         "--python_out", gen, "remote.proto"], check=True)
         sys.path.insert(0, gen)
         import remote_pb2
