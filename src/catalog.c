@@ -85,13 +85,6 @@ enum
 	Natts_metadata = Anum_metadata_writer
 };
 
-/* A column of a relation being registered. */
-typedef struct RelColumn
-{
-	char	   *name;
-	Oid			basetype;		/* type with domains looked through */
-} RelColumn;
-
 PG_FUNCTION_INFO_V1(prom_register);
 PG_FUNCTION_INFO_V1(prom_unregister);
 
@@ -283,212 +276,6 @@ PromCatalogLookup(const PromQuery *query, bool *named)
 	return entries;
 }
 
-/* The columns of a relation, with their base types. */
-static List *
-relation_columns(Relation rel)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
-	List	   *columns = NIL;
-	int			i;
-
-	for (i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-		RelColumn  *column;
-
-		if (att->attisdropped)
-			continue;
-		column = palloc(sizeof(RelColumn));
-		column->name = pstrdup(NameStr(att->attname));
-		column->basetype = getBaseType(att->atttypid);
-		columns = lappend(columns, column);
-	}
-	return columns;
-}
-
-/* Find a column by name, or raise an error naming the argument. */
-static RelColumn *
-find_column(List *columns, const char *name, Relation rel)
-{
-	ListCell   *lc;
-
-	foreach(lc, columns)
-	{
-		RelColumn  *column = lfirst(lc);
-
-		if (strcmp(column->name, name) == 0)
-			return column;
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_UNDEFINED_COLUMN),
-			 errmsg("column \"%s\" of relation \"%s\" does not exist",
-					name, RelationGetRelationName(rel))));
-	return NULL;
-}
-
-/* Is the type one whose columns become labels without being named? */
-static bool
-is_label_type(Oid type)
-{
-	return type == TEXTOID || type == VARCHAROID || type == NAMEOID ||
-		type_is_enum(type);
-}
-
-/* Is the type allowed for the time column; inferred only if timestamp? */
-static bool
-is_time_type(Oid type, bool named)
-{
-	return type == TIMESTAMPTZOID || type == TIMESTAMPOID ||
-		(named && type == INT8OID);
-}
-
-/* Is the type allowed for the value column; inferred only if float8? */
-static bool
-is_value_type(Oid type, bool named)
-{
-	return type == FLOAT8OID ||
-		(named && (type == FLOAT4OID || type == NUMERICOID ||
-				   type == INT2OID || type == INT4OID || type == INT8OID));
-}
-
-/*
- * Choose the time or value column: the named one, which must have an
- * allowed type, or the one column of an inferable type.
- */
-static RelColumn *
-choose_column(Relation rel, List *columns, Name named, const char *role,
-			  const char *argument, const char *types,
-			  bool (*allowed) (Oid, bool))
-{
-	RelColumn  *found = NULL;
-	int			ncandidates = 0;
-	ListCell   *lc;
-	StringInfoData candidates;
-
-	if (named != NULL)
-	{
-		found = find_column(columns, NameStr(*named), rel);
-		if (!allowed(found->basetype, true))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("column \"%s\" of relation \"%s\" cannot be the %s column",
-							found->name, RelationGetRelationName(rel), role),
-					 errdetail("Column \"%s\" has type %s.", found->name,
-							   format_type_be(found->basetype)),
-					 errhint("The %s column must be of type %s.", role, types)));
-		return found;
-	}
-
-	initStringInfo(&candidates);
-	foreach(lc, columns)
-	{
-		RelColumn  *column = lfirst(lc);
-
-		if (!allowed(column->basetype, false))
-			continue;
-		appendStringInfo(&candidates, "%s\"%s\"",
-						 found != NULL ? ", " : "", column->name);
-		ncandidates++;
-		found = column;
-	}
-	if (ncandidates > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_AMBIGUOUS_COLUMN),
-				 errmsg("relation \"%s\" has more than one candidate %s column",
-						RelationGetRelationName(rel), role),
-				 errdetail("Candidates: %s.", candidates.data),
-				 errhint("Pass %s to say which column holds the %s.",
-						 argument, role)));
-	if (found == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("relation \"%s\" has no %s column",
-						RelationGetRelationName(rel), role),
-				 errhint("Pass %s, naming a column of type %s.", argument,
-						 types)));
-	return found;
-}
-
-/* Check that a column name can be a Prometheus label name. */
-static void
-check_label_name(Relation rel, const char *name, bool named)
-{
-	int			len = strlen(name);
-
-	if (!PromIsValidLabelName(name, len))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_NAME),
-				 errmsg("column \"%s\" of relation \"%s\" is not a valid Prometheus label name",
-						name, RelationGetRelationName(rel)),
-				 errdetail("Label names must match [a-zA-Z_][a-zA-Z0-9_]*."),
-				 named ? 0 :
-				 errhint("Pass label_columns without this column, or register a view that renames it.")));
-	if (len >= 2 && name[0] == '_' && name[1] == '_')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_NAME),
-				 errmsg("column \"%s\" of relation \"%s\" is not a valid Prometheus label name",
-						name, RelationGetRelationName(rel)),
-				 errdetail("Label names starting with \"__\" are reserved for Prometheus."),
-				 named ? 0 :
-				 errhint("Pass label_columns without this column, or register a view that renames it.")));
-}
-
-/* The label columns: those named, or all columns of a label type. */
-static List *
-choose_labels(Relation rel, List *columns, ArrayType *named,
-			  RelColumn *time_column, RelColumn *value_column)
-{
-	List	   *labels = NIL;
-	ListCell   *lc;
-
-	if (named != NULL)
-	{
-		Datum	   *names;
-		bool	   *nulls;
-		int			n;
-		int			i;
-
-		deconstruct_array(named, NAMEOID, NAMEDATALEN, false, TYPALIGN_CHAR,
-						  &names, &nulls, &n);
-		for (i = 0; i < n; i++)
-		{
-			RelColumn  *column;
-
-			if (nulls[i])
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("label_columns must not contain NULL")));
-			column = find_column(columns, NameStr(*DatumGetName(names[i])), rel);
-			if (column == time_column || column == value_column)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("column \"%s\" cannot be both a label and the %s column",
-								column->name,
-								column == time_column ? "time" : "value")));
-			if (list_member_ptr(labels, column))
-				ereport(ERROR,
-						(errcode(ERRCODE_DUPLICATE_COLUMN),
-						 errmsg("column \"%s\" appears more than once in label_columns",
-								column->name)));
-			check_label_name(rel, column->name, true);
-			labels = lappend(labels, column);
-		}
-		return labels;
-	}
-
-	foreach(lc, columns)
-	{
-		RelColumn  *column = lfirst(lc);
-
-		if (column == time_column || column == value_column ||
-			!is_label_type(column->basetype))
-			continue;
-		check_label_name(rel, column->name, false);
-		labels = lappend(labels, column);
-	}
-	return labels;
-}
-
 /*
  * Refuse to write the catalog in a read-only transaction or on a standby,
  * as PostgreSQL's own commands do (SQLSTATE 25006).
@@ -658,14 +445,8 @@ prom_register(PG_FUNCTION_ARGS)
 	Relation	rel;
 	char		relkind;
 	char	   *metric;
-	List	   *columns;
-	RelColumn  *time_column;
-	RelColumn  *value_column;
-	List	   *labels;
-	const char **label_names;
-	int			nlabels = 0;
+	PromRegisteredColumns columns;
 	PromMetricEntry *existing;
-	ListCell   *lc;
 
 	prevent_catalog_write_if_read_only("prom_register()");
 	if (PG_ARGISNULL(0))
@@ -706,35 +487,17 @@ prom_register(PG_FUNCTION_ARGS)
 				 errdetail("Metric names must match [a-zA-Z_:][a-zA-Z0-9_:]*."),
 				 errhint("Pass a valid name as metric.")));
 
-	columns = relation_columns(rel);
-	time_column = choose_column(rel, columns,
+	PromChooseRegisteredColumns(rel,
 								PG_ARGISNULL(2) ? NULL : PG_GETARG_NAME(2),
-								"time", "time_column",
-								"timestamptz, timestamp or bigint (milliseconds since the Unix epoch)",
-								is_time_type);
-	value_column = choose_column(rel, columns,
-								 PG_ARGISNULL(3) ? NULL : PG_GETARG_NAME(3),
-								 "value", "value_column",
-								 "double precision, real, numeric, smallint, integer or bigint",
-								 is_value_type);
-	if (time_column == value_column)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("column \"%s\" cannot be both the time and the value column",
-						time_column->name)));
-	labels = choose_labels(rel, columns,
-						   PG_ARGISNULL(4) ? NULL : PG_GETARG_ARRAYTYPE_P(4),
-						   time_column, value_column);
-
-	label_names = palloc(sizeof(char *) * Max(list_length(labels), 1));
-	foreach(lc, labels)
-		label_names[nlabels++] = ((RelColumn *) lfirst(lc))->name;
+								PG_ARGISNULL(3) ? NULL : PG_GETARG_NAME(3),
+								PG_ARGISNULL(4) ? NULL : PG_GETARG_ARRAYTYPE_P(4),
+								&columns);
 	/* another role's entry is refused before the metric's lock is taken */
 	existing = PromCatalogFind(metric);
 	if (existing != NULL)
 		check_entry_owner(existing, "replace");
-	store_entry(metric, relid, time_column->name, value_column->name,
-				label_names, label_names, nlabels, NULL, false);
+	store_entry(metric, relid, columns.time_column, columns.value_column,
+				columns.labels, columns.labels, columns.nlabels, NULL, false);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_TEXT_P(cstring_to_text(metric));
 }

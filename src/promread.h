@@ -31,6 +31,7 @@
 #include "nodes/pg_list.h"
 #include "regex/prom_regex.h"
 #include "utils/hsearch.h"
+#include "utils/relcache.h"
 
 /*---- GUC variables (promread.c) ----*/
 
@@ -132,6 +133,20 @@ extern void PromCatalogStoreCreated(const char *metric, Oid relid,
 									const char *overflow_column);
 extern bool PromMetadataStore(const char *family, const char *type,
 							  const char *help, const char *unit);
+
+/* in register_columns.c: the columns prom_register registers */
+struct ArrayType;
+typedef struct PromRegisteredColumns
+{
+	char	   *time_column;
+	char	   *value_column;
+	const char **labels;
+	int			nlabels;
+} PromRegisteredColumns;
+
+extern void PromChooseRegisteredColumns(Relation rel, Name time_name,
+										Name value_name, struct ArrayType *label_names,
+										PromRegisteredColumns *chosen);
 
 /*---- Queries (query.c) ----*/
 
