@@ -31,11 +31,10 @@ bool		promread_write_create_metrics = true;
 char	   *promread_write_schema = NULL;
 int			promread_write_unknown_labels = PROM_WRITE_ERROR;
 int			promread_write_unsupported = PROM_WRITE_ERROR;
-int			promread_write_invalid = PROM_WRITE_ERROR;
 char	   *promread_write_trusted_owners = NULL;
 int			promread_write_max_label_columns = 400;
 
-/* Values of promread.write_unknown_labels, write_unsupported, write_invalid. */
+/* Values of promread.write_unknown_labels and promread.write_unsupported. */
 static const struct config_enum_entry write_refusal_options[] = {
 	{"error", PROM_WRITE_ERROR, false},
 	{"drop", PROM_WRITE_DROP, false},
@@ -144,13 +143,6 @@ _PG_init(void)
 							 "What remote write does with exemplars and native histograms, which promread does not store.",
 							 "error refuses a request that carries any; drop writes its float samples without them.",
 							 &promread_write_unsupported,
-							 PROM_WRITE_ERROR, write_refusal_options,
-							 PGC_USERSET, 0,
-							 NULL, NULL, NULL);
-	DefineCustomEnumVariable("promread.write_invalid",
-							 "What remote write does with the samples of a metric that can never be written.",
-							 "error refuses the request; drop writes the other metrics and warns.  Samples that can never be written are those a data exception (SQLSTATE class 22) or an integrity constraint violation (class 23) refuses.",
-							 &promread_write_invalid,
 							 PROM_WRITE_ERROR, write_refusal_options,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);

@@ -46,7 +46,6 @@ extern bool promread_write_create_metrics;
 extern char *promread_write_schema;
 extern int	promread_write_unknown_labels;
 extern int	promread_write_unsupported;
-extern int	promread_write_invalid;
 extern char *promread_write_trusted_owners;
 extern int	promread_write_max_label_columns;
 

@@ -51,21 +51,13 @@
  * - A retry can never succeed when the samples are at fault: a data
  *   exception (class 22: a time out of range, a label value that does not
  *   fit its column or enum) or an integrity constraint violation (class
- *   23).  By default (promread.write_invalid = error) the request is
- *   refused whole with that SQLSTATE, a 4xx.  With "drop", each metric is
- *   written in a subtransaction, and a metric whose write fails so is
- *   rolled back alone, a WARNING counting its series and samples and
- *   giving the error: the others are written and the request succeeds.
- *   Being decided by the data, the same metrics are dropped on a retry.
+ *   23).  The request is refused whole with that SQLSTATE, a 4xx.
  * - Everything else (no privilege, no registration while
  *   promread.write_create_metrics is off, a relation that is no longer
  *   fit for its registration) is the configuration's fault: the request
- *   fails whole with its SQLSTATE whatever promread.write_invalid says, so
- *   that an operator sees it.
+ *   fails whole with its SQLSTATE, so that an operator sees it.
  *
- * A request is never written in part and then failed: a failure either
- * rolls back the whole request or, for a metric dropped, exactly that
- * metric's rows.
+ * A request is never written in part: a failure rolls back all of it.
  *
  * Metadata of metric families is kept in prom_metric_metadata (catalog.c)
  * for the families whose metrics the writing role may write; the rest is
@@ -76,7 +68,6 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
@@ -536,75 +527,6 @@ write_metric(const PromWriteGroup *group)
 }
 
 /*
- * Can a write that failed with this SQLSTATE never succeed, whenever it is
- * tried again?  A data exception (a time out of range, a label value that
- * does not fit its column) or an integrity constraint violation: the
- * samples, not the state of the server, are at fault.
- */
-static bool
-never_writable(int sqlerrcode)
-{
-	return ERRCODE_TO_CATEGORY(sqlerrcode) == ERRCODE_DATA_EXCEPTION ||
-		ERRCODE_TO_CATEGORY(sqlerrcode) == ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION;
-}
-
-/* Say that a group's samples were dropped, and the error that refused them. */
-static void
-warn_dropped(const PromWriteGroup *group, const ErrorData *edata)
-{
-	int64		nsamples = 0;
-	int			i;
-
-	for (i = 0; i < group->nseries; i++)
-		nsamples += group->series[i]->nsamples;
-	ereport(WARNING,
-			(errcode(edata->sqlerrcode),
-			 errmsg("remote write dropped %d series (%lld samples) of metric \"%s\"",
-					group->nseries, (long long) nsamples, group->metric),
-			 errdetail("Writing them failed: %s.", edata->message),
-			 errhint("promread.write_invalid is drop: the other metrics of the request were written.")));
-}
-
-/*
- * Write a group in a subtransaction, for promread.write_invalid = drop: if
- * its samples can never be written, what it wrote is rolled back and a
- * WARNING says what was dropped and why.  Any other error fails the
- * request, with its own SQLSTATE.
- */
-static void
-write_metric_or_drop(const PromWriteGroup *group)
-{
-	MemoryContext context = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	ErrorData  *volatile edata = NULL;
-
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(context);
-	PG_TRY();
-	{
-		write_metric(group);
-		ReleaseCurrentSubTransaction();
-	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(context);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(context);
-	CurrentResourceOwner = owner;
-
-	if (edata == NULL)
-		return;
-	if (!never_writable(edata->sqlerrcode))
-		ReThrowError(edata);
-	warn_dropped(group, edata);
-	FreeErrorData(edata);
-}
-
-/*
  * prom_remote_write(request bytea) returns void: store the samples of a
  * snappy-compressed WriteRequest, as Prometheus sends it.
  */
@@ -659,10 +581,7 @@ prom_remote_write(PG_FUNCTION_ARGS)
 			i++;
 		}
 		collect_labels(&group);
-		if (promread_write_invalid == PROM_WRITE_DROP)
-			write_metric_or_drop(&group);
-		else
-			write_metric(&group);
+		write_metric(&group);
 	}
 	qsort(request->metadata, request->nmetadata, sizeof(PromWriteMetadata),
 		  metadata_family_cmp);
