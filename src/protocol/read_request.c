@@ -140,28 +140,10 @@ decode_query(const Prometheus__Query *msg, int index, PromQuery *query,
 struct Prometheus__ReadRequest *
 PromUnpackReadRequest(const char *body, Size len, PromDecodeBudget *budget)
 {
-	Prometheus__ReadRequest *msg;
-	char	   *data;
-	Size		data_len;
-
-	data = PromSnappyDecompress(body, len, promread_max_request_bytes,
-								"remote read request",
-								"promread.max_request_bytes",
-								ERRCODE_PROGRAM_LIMIT_EXCEEDED, budget,
-								&data_len);
-	msg = prometheus__read_request__unpack(&budget->allocator, data_len,
-										   (const uint8_t *) data);
-	/* protobuf-c copies what it keeps */
-	pfree(data);
-	if (msg == NULL)
-	{
-		PromDecodeBudgetCheck(budget, 0);
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("could not decode remote read request"),
-				 errdetail("The data is not a valid protobuf ReadRequest.")));
-	}
-	return msg;
+	return (Prometheus__ReadRequest *)
+		PromUnpackRequest(body, len, &prometheus__read_request__descriptor,
+						  "remote read request", ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+						  budget);
 }
 
 /*

@@ -125,6 +125,41 @@ PromDecodeBudgetCheck(PromDecodeBudget *budget, Size more)
 }
 
 /*
+ * Unpack a snappy-compressed request (a message of the descriptor's type)
+ * within a budget: decompressed, it may take at most
+ * promread.max_request_bytes (else limit_sqlstate); the decompressed bytes
+ * are freed once unpacked, as protobuf-c copies what it keeps.  Bytes that
+ * are no such message are 22P03; a message refused memory raises the
+ * budget's error.
+ */
+ProtobufCMessage *
+PromUnpackRequest(const char *body, Size len,
+				  const ProtobufCMessageDescriptor *descriptor,
+				  const char *what, int limit_sqlstate, PromDecodeBudget *budget)
+{
+	ProtobufCMessage *msg;
+	char	   *data;
+	Size		data_len;
+
+	data = PromSnappyDecompress(body, len, promread_max_request_bytes, what,
+								"promread.max_request_bytes", limit_sqlstate,
+								budget, &data_len);
+	msg = protobuf_c_message_unpack(descriptor, &budget->allocator, data_len,
+									(const uint8_t *) data);
+	pfree(data);
+	if (msg == NULL)
+	{
+		PromDecodeBudgetCheck(budget, 0);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("could not decode %s", what),
+				 errdetail("The data is not a valid protobuf %s.",
+						   descriptor->short_name)));
+	}
+	return msg;
+}
+
+/*
  * Charge what the budget's context holds to promread.max_memory until the
  * context is reset or deleted, so that the reads that follow count it, and
  * recompute the budget's limit from what is left.

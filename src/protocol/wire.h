@@ -337,6 +337,12 @@ extern PromDecodeBudget *PromDecodeBudgetCreate(const char *what);
 extern void PromDecodeBudgetCheck(PromDecodeBudget *budget, Size more);
 extern void PromDecodeBudgetHold(PromDecodeBudget *budget);
 
+/* A snappy-compressed request, unpacked within a budget (wire.c). */
+extern ProtobufCMessage *PromUnpackRequest(const char *body, Size len,
+										   const ProtobufCMessageDescriptor *descriptor,
+										   const char *what, int limit_sqlstate,
+										   PromDecodeBudget *budget);
+
 /* A snappy-compressed ReadRequest, unpacked within a budget (read_request.c). */
 struct Prometheus__ReadRequest;
 extern struct Prometheus__ReadRequest *PromUnpackReadRequest(const char *body,

@@ -147,28 +147,13 @@ PromDecodeWriteRequest(const char *body, Size len)
 	MemoryContext oldcxt = MemoryContextSwitchTo(budget->context);
 	PromWriteRequest *request = palloc0(sizeof(PromWriteRequest));
 	Prometheus__WriteRequest *msg;
-	char	   *data;
-	Size		data_len;
 	size_t		i;
 
 	budget->sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
-	data = PromSnappyDecompress(body, len, promread_max_request_bytes,
-								"remote write request",
-								"promread.max_request_bytes",
-								ERRCODE_INVALID_PARAMETER_VALUE, budget,
-								&data_len);
-	msg = prometheus__write_request__unpack(&budget->allocator, data_len,
-											(const uint8_t *) data);
-	/* protobuf-c copies what it keeps */
-	pfree(data);
-	if (msg == NULL)
-	{
-		PromDecodeBudgetCheck(budget, 0);
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("could not decode remote write request"),
-				 errdetail("The data is not a valid protobuf WriteRequest.")));
-	}
+	msg = (Prometheus__WriteRequest *)
+		PromUnpackRequest(body, len, &prometheus__write_request__descriptor,
+						  "remote write request", ERRCODE_INVALID_PARAMETER_VALUE,
+						  budget);
 
 	PromDecodeBudgetCheck(budget, sizeof(PromWriteSeries) * msg->n_timeseries);
 	request->nseries = msg->n_timeseries;
