@@ -50,6 +50,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/syscache.h"
@@ -108,6 +109,31 @@ stored_expression_runs_code(const char *text)
 }
 
 /*
+ * Does a constraint of a domain (or of a domain under it) call a function?
+ * The reference to the domain's constraints lives in a context of its own:
+ * InitDomainConstraintRef links it into its context's reset callbacks, so
+ * it must be allocated there, living exactly as long as the context.
+ */
+static bool
+domain_runs_code(Oid domain_type)
+{
+	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext,
+												  "promread domain constraints",
+												  ALLOCSET_SMALL_SIZES);
+	DomainConstraintRef *domain = MemoryContextAlloc(context, sizeof(DomainConstraintRef));
+	bool		runs_code = false;
+	ListCell   *c;
+
+	InitDomainConstraintRef(domain_type, domain, context, false);
+	foreach(c, domain->constraints)
+		if (expression_runs_code((Node *) ((DomainConstraintState *) lfirst(c))->check_expr,
+								 NULL))
+			runs_code = true;
+	MemoryContextDelete(context);
+	return runs_code;
+}
+
+/*
  * Is a column one that every write of a metric writes into (a label column
  * is not written by a request whose series lack the label: its default is
  * evaluated)?
@@ -161,16 +187,10 @@ table_code(Relation rel, const PromMetricEntry *entry)
 	for (i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
-		DomainConstraintRef domain;
-		ListCell   *c;
 
-		if (att->attisdropped || getBaseType(att->atttypid) == att->atttypid)
-			continue;
-		InitDomainConstraintRef(att->atttypid, &domain, CurrentMemoryContext, false);
-		foreach(c, domain.constraints)
-			if (expression_runs_code((Node *) ((DomainConstraintState *) lfirst(c))->check_expr,
-									 NULL))
-				return "a domain constraint";
+		if (!att->attisdropped && getBaseType(att->atttypid) != att->atttypid &&
+			domain_runs_code(att->atttypid))
+			return "a domain constraint";
 	}
 
 	indexes = RelationGetIndexList(rel);
