@@ -34,30 +34,43 @@
  *    table created again when remote write may create it; only when that
  *    keeps happening does the request fail, with 40001.
  *
- * Failures and what Prometheus makes of them.  Everything happens in the
- * caller's transaction, so a request that fails writes nothing, and a
- * request retried writes what it would have written the first time (rows
- * written twice read as once, because a read keeps the last sample of equal
- * times).  Prometheus retries a request answered with a 5xx and drops one
- * answered with a 4xx, every metric of it.  So the question for each
- * failure is whether a retry may succeed:
+ * Failures and what Prometheus makes of them.  Prometheus retries a request
+ * answered with a 5xx and drops one answered with a 4xx (other than 429),
+ * every metric of it.  So the question for each failure is whether a retry
+ * may succeed, and whether it is one metric's or the request's:
  *
  * - A retry may succeed when the server's state is at fault: a relation
  *   that another session dropped or registered again (handled here, as in
  *   step 4), a lock or statement timeout, a deadlock, a serialization
- *   failure (classes 40, 55, 57: PostgREST's 500), resources (53: 503).
- *   The request fails whole with that SQLSTATE and is retried; never
- *   with 42P01, which PostgREST answers with 404.
- * - A retry can never succeed when the samples are at fault: a data
- *   exception (class 22: a time out of range, a label value that does not
- *   fit its column or enum) or an integrity constraint violation (class
- *   23).  The request is refused whole with that SQLSTATE, a 4xx.
- * - Everything else (no privilege, no registration while
- *   promread.write_create_metrics is off, a relation that is no longer
- *   fit for its registration) is the configuration's fault: the request
- *   fails whole with its SQLSTATE, so that an operator sees it.
+ *   failure, a cancel, resources, the system (classes 40, 53, 55, 57, 58,
+ *   XX, and anything not named below).  The request fails whole with that
+ *   SQLSTATE, which PostgREST answers with a 5xx (never with 42P01, a 404):
+ *   nothing of it is written, and Prometheus sends it again.  A request
+ *   written twice reads as once (a read keeps the last sample of equal
+ *   times).
+ * - A retry can never succeed when one metric's samples or configuration
+ *   are at fault: a data exception (class 22: a time out of range, a label
+ *   value that does not fit its column or enum), an integrity constraint
+ *   (23), a privilege or a registration (42: no INSERT, a table of an
+ *   untrusted owner, no registration while promread.write_create_metrics
+ *   is off, a label without a column), a view's check option (44), a
+ *   limit (54), a trigger's RAISE (P0).  That metric is refused and the
+ *   others are written: the function returns, so its transaction commits,
+ *   with one WARNING that names the refused metrics and their errors and
+ *   response.status set to 400, which PostgREST answers with.  Prometheus
+ *   drops the request, whose other metrics are stored, as its own receiver
+ *   does with samples it cannot append.
  *
- * A request is never written in part: a failure rolls back all of it.
+ * Refusing one metric must not keep what it half wrote (a COPY that failed
+ * on its thousandth row), so metrics are written in subtransactions.  One
+ * subtransaction a request is the common case: a subtransaction a metric
+ * would give each transaction hundreds of subtransaction ids, past the 64
+ * that other sessions' snapshots can track cheaply.  When a metric is
+ * refused, its subtransaction is rolled back, the metrics before it are
+ * written again in one, and the rest continue in another: 1 + 2 refusals
+ * subtransactions, and at most twice the work.  Each subtransaction owns
+ * its SPI connection (connected and finished inside it), so that an error
+ * leaves no connection for the subtransaction of a caller to clean up.
  *
  * Metadata of metric families is kept in prom_metric_metadata (catalog.c)
  * for the families whose metrics the writing role may write; the rest is
@@ -68,6 +81,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
@@ -82,6 +96,7 @@
 #include "tcop/utility.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
@@ -527,18 +542,177 @@ write_metric(const PromWriteGroup *group)
 }
 
 /*
- * prom_remote_write(request bytea) returns void: store the samples of a
- * snappy-compressed WriteRequest, as Prometheus sends it.
+ * Is a failure with this SQLSTATE one metric's, which no retry can undo:
+ * its samples' or its configuration's (see the header)?
  */
-Datum
-prom_remote_write(PG_FUNCTION_ARGS)
+static bool
+refuses_metric(int sqlerrcode)
 {
-	bytea	   *body = PG_GETARG_BYTEA_PP(0);
+	switch (ERRCODE_TO_CATEGORY(sqlerrcode))
+	{
+		case ERRCODE_DATA_EXCEPTION:
+		case ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION:
+		case ERRCODE_SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION:
+		case ERRCODE_WITH_CHECK_OPTION_VIOLATION:
+		case ERRCODE_PROGRAM_LIMIT_EXCEEDED:
+		case ERRCODE_PLPGSQL_ERROR:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * Write groups[lo, hi), but those already refused, in one subtransaction
+ * with an SPI connection of its own.  Returns hi when every one was
+ * written.  When one failed with an error that refuses its metric, the
+ * subtransaction is rolled back, the error kept in refusals[] at the
+ * group's index, and that index returned.  Any other error is thrown, the
+ * subtransaction rolled back.
+ */
+static int
+write_in_subtransaction(const PromWriteGroup *groups, ErrorData **refusals,
+						int lo, int hi)
+{
+	MemoryContext context = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile int current = lo;
+	ErrorData  *volatile edata = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(context);
+	PG_TRY();
+	{
+		SPI_connect();
+		for (; current < hi; current++)
+			if (refusals[current] == NULL)
+				write_metric(&groups[current]);
+		SPI_finish();
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(context);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(context);
+	CurrentResourceOwner = owner;
+
+	if (edata == NULL)
+		return hi;
+	if (current >= hi || !refuses_metric(edata->sqlerrcode))
+		ReThrowError(edata);
+	refusals[current] = edata;
+	return current;
+}
+
+/*
+ * Write every group that can be written, refusing those whose write fails
+ * for good (refusals[] then holds their errors); returns how many were
+ * refused.  A refusal rolls back the groups written before it in the same
+ * subtransaction, which are written again in one of their own.
+ */
+static int
+write_groups(const PromWriteGroup *groups, ErrorData **refusals, int ngroups)
+{
+	int			nrefused = 0;
+	int			start = 0;
+
+	while (start < ngroups)
+	{
+		int			refused = write_in_subtransaction(groups, refusals, start, ngroups);
+
+		if (refused == ngroups)
+			break;
+		nrefused++;
+		while (refused > start &&
+			   write_in_subtransaction(groups, refusals, start, refused) != refused)
+			nrefused++;
+		start = refused + 1;
+	}
+	return nrefused;
+}
+
+/*
+ * How many calls of prom_remote_write are in progress: more than one when a
+ * trigger fired by a write calls it.
+ */
+static int	write_depth = 0;
+
+/* How many refused metrics the WARNING of refusals names one by one. */
+#define REFUSALS_NAMED			5
+
+/*
+ * Say which metrics were refused and why, in one WARNING, and, in the
+ * outermost call, have PostgREST answer 400: Prometheus drops the request
+ * without retrying it, its other metrics being written.  (A call from a
+ * trigger writes samples that the user's code made, not the request's.)
+ */
+static void
+report_refusals(const PromWriteGroup *groups, ErrorData **refusals, int ngroups,
+				int nrefused)
+{
+	StringInfoData detail;
+	int64		nseries = 0;
+	int64		nsamples = 0;
+	int			first_code = 0;
+	int			named = 0;
+	int			i;
+	int			j;
+
+	initStringInfo(&detail);
+	for (i = 0; i < ngroups; i++)
+	{
+		const ErrorData *edata = refusals[i];
+
+		if (edata == NULL)
+			continue;
+		nseries += groups[i].nseries;
+		for (j = 0; j < groups[i].nseries; j++)
+			nsamples += groups[i].series[j]->nsamples;
+		if (first_code == 0)
+			first_code = edata->sqlerrcode;
+		if (named < REFUSALS_NAMED)
+			appendStringInfo(&detail, "%sMetric \"%s\", SQLSTATE %s: %s.%s%s",
+							 named > 0 ? "\n" : "", groups[i].metric,
+							 unpack_sql_state(edata->sqlerrcode), edata->message,
+							 edata->detail != NULL ? " " : "",
+							 edata->detail != NULL ? edata->detail : "");
+		named++;
+	}
+	if (nrefused > REFUSALS_NAMED)
+		appendStringInfo(&detail, "\nAnd %d more.", nrefused - REFUSALS_NAMED);
+
+	if (write_depth == 1)
+		(void) set_config_option("response.status", "400", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_LOCAL, true, 0, false);
+	ereport(WARNING,
+			(errcode(first_code),
+			 errmsg("remote write refused %d of the %d metrics of the request (%lld series, %lld samples)",
+					nrefused, ngroups, (long long) nseries, (long long) nsamples),
+			 errdetail_internal("%s", detail.data),
+			 errhint("The other metrics were written.  Through PostgREST the request is answered with 400, which Prometheus does not retry.")));
+}
+
+/*
+ * Store the samples of a snappy-compressed WriteRequest, as Prometheus
+ * sends it: the work of prom_remote_write.
+ */
+static void
+write_request(bytea *body)
+{
 	MemoryContext context;
 	MemoryContext old;
 	PromWriteRequest *request;
 	PromWriteSeries **sorted;
-	int			nrefused = 0;
+	PromWriteGroup *groups;
+	int			ngroups = 0;
+	ErrorData **refusals;
+	int			nrefused;
+	int			nmetadata_refused = 0;
 	int			i;
 
 	PreventCommandIfReadOnly("prom_remote_write()");
@@ -567,22 +741,27 @@ prom_remote_write(PG_FUNCTION_ARGS)
 		sorted[i] = &request->series[i];
 	qsort(sorted, request->nseries, sizeof(PromWriteSeries *), series_metric_cmp);
 
-	SPI_connect();
-	for (i = 0; i < request->nseries;)
+	groups = palloc(sizeof(PromWriteGroup) * Max(request->nseries, 1));
+	for (i = 0; i < request->nseries; ngroups++)
 	{
-		PromWriteGroup group;
+		PromWriteGroup *group = &groups[ngroups];
 
-		group.metric = sorted[i]->metric;
-		group.series = &sorted[i];
-		group.nseries = 0;
-		while (i < request->nseries && strcmp(sorted[i]->metric, group.metric) == 0)
+		group->metric = sorted[i]->metric;
+		group->series = &sorted[i];
+		group->nseries = 0;
+		while (i < request->nseries && strcmp(sorted[i]->metric, group->metric) == 0)
 		{
-			group.nseries++;
+			group->nseries++;
 			i++;
 		}
-		collect_labels(&group);
-		write_metric(&group);
+		collect_labels(group);
 	}
+	refusals = palloc0(sizeof(ErrorData *) * Max(ngroups, 1));
+	nrefused = write_groups(groups, refusals, ngroups);
+	if (nrefused > 0)
+		report_refusals(groups, refusals, ngroups, nrefused);
+
+	SPI_connect();
 	qsort(request->metadata, request->nmetadata, sizeof(PromWriteMetadata),
 		  metadata_family_cmp);
 	for (i = 0; i < request->nmetadata; i++)
@@ -591,17 +770,39 @@ prom_remote_write(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		if (!PromMetadataStore(m->family, m->type, m->help, m->unit))
-			nrefused++;
+			nmetadata_refused++;
 	}
 	SPI_finish();
-	if (nrefused > 0)
+	if (nmetadata_refused > 0)
 		ereport(NOTICE,
 				(errmsg_plural("metadata of %d metric family of the remote write request was not stored",
 							   "metadata of %d metric families of the remote write request was not stored",
-							   nrefused, nrefused),
+							   nmetadata_refused, nmetadata_refused),
 				 errdetail("A role writes the metadata of a family only when a metric of the family is registered and the role may insert into the relation of every such metric.")));
 
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(context);
+}
+
+/*
+ * prom_remote_write(request bytea) returns void: store the samples of a
+ * snappy-compressed WriteRequest, as Prometheus sends it.  A trigger that
+ * it fires may call it again; the outermost call answers the request.
+ */
+Datum
+prom_remote_write(PG_FUNCTION_ARGS)
+{
+	bytea	   *body = PG_GETARG_BYTEA_PP(0);
+
+	write_depth++;
+	PG_TRY();
+	{
+		write_request(body);
+	}
+	PG_FINALLY();
+	{
+		write_depth--;
+	}
+	PG_END_TRY();
 	PG_RETURN_VOID();
 }

@@ -1,6 +1,6 @@
 -- Remote write: prom_remote_write stores a WriteRequest's samples in the
--- registered relations, creates tables for new metrics, refuses bad
--- requests whole with their SQLSTATEs, and honours privileges and RLS.
+-- registered relations, creates tables for new metrics, refuses the metrics
+-- it cannot write (their errors in a WARNING), and honours privileges and RLS.
 SET timezone = 'UTC';
 SET datestyle = 'ISO';
 \getenv abs_srcdir PG_ABS_SRCDIR
@@ -12,7 +12,12 @@ CREATE FUNCTION try_write(request bytea) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
 	detail text;
 BEGIN
+	PERFORM set_config('response.status', '', true);
 	PERFORM prom_remote_write(request);
+	-- metrics refused, the others written: a WARNING, and 400 for PostgREST
+	IF current_setting('response.status') = '400' THEN
+		RETURN 'refused';
+	END IF;
 	RETURN 'ok';
 EXCEPTION WHEN others THEN
 	GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;

@@ -10,7 +10,12 @@ SET promread.write_schema = wp;
 -- the SQLSTATE and message of writing a request
 CREATE FUNCTION wp_try(request bytea) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
+	PERFORM set_config('response.status', '', true);
 	PERFORM prom_remote_write(request);
+	-- metrics refused, the others written: a WARNING, and 400 for PostgREST
+	IF current_setting('response.status') = '400' THEN
+		RETURN 'refused';
+	END IF;
 	RETURN 'ok';
 EXCEPTION WHEN others THEN
 	RETURN SQLSTATE || ': ' || SQLERRM;
@@ -23,8 +28,9 @@ $$;
 -- own table is in progress, under every path: the outer write by COPY (a
 -- table; 2,501 rows, more than COPY reads from its source at once), by
 -- INSERT (a value column of type numeric) and through a view; the inner
--- ones by COPY and by INSERT, and once more by COPY failing in a block
--- that catches the error.  Both writes are whole.
+-- ones by COPY and by INSERT, and once more by COPY refusing its metric (a
+-- subtransaction rolled back under the outer COPY; its WARNING silenced).
+-- Both writes are whole, and the outer one is not refused.
 CREATE TABLE wp_inner_copy (ts timestamptz NOT NULL, value float8 CHECK (value >= 0),
 	host text COLLATE "C");
 SELECT prom_register('wp_inner_copy');
@@ -44,15 +50,11 @@ BEGIN
 										 'host', TG_TABLE_NAME || '/' || NEW.host),
 			'samples', jsonb_build_array(jsonb_build_array(ms, NEW.value))))));
 	END LOOP;
-	BEGIN
-		PERFORM prom_remote_write(prom_write_request(jsonb_build_array(jsonb_build_object(
-			'labels', jsonb_build_object('__name__', 'wp_inner_copy', 'host', 'refused'),
-			'samples', jsonb_build_array(jsonb_build_array(ms, -1))))));
-	EXCEPTION WHEN check_violation THEN
-		NULL;
-	END;
+	PERFORM prom_remote_write(prom_write_request(jsonb_build_array(jsonb_build_object(
+		'labels', jsonb_build_object('__name__', 'wp_inner_copy', 'host', 'refused'),
+		'samples', jsonb_build_array(jsonb_build_array(ms, -1))))));
 	RETURN NEW;
-END $$;
+END $$ SET client_min_messages = error;
 CREATE TABLE wp_outer_copy (ts timestamptz NOT NULL, value float8, host text COLLATE "C");
 CREATE TABLE wp_outer_insert (ts timestamptz NOT NULL, value numeric, host text COLLATE "C");
 CREATE TABLE wp_outer_base (ts timestamptz NOT NULL, value float8, host text COLLATE "C");
@@ -208,7 +210,8 @@ SELECT length(metric), relation::text = 'wp.' || metric AS named_as_metric,
 FROM prom_metrics WHERE metric ~ '^n+$' ORDER BY 1;
 
 -- Samples that can never be written (a data exception, an integrity
--- constraint violation): the request is refused whole, nothing written.
+-- constraint violation): their metric is refused, the others are written,
+-- once each however many metrics are refused before and after them.
 CREATE TYPE wp_zone AS ENUM ('eu', 'us');
 CREATE TABLE wp_zoned (ts timestamptz NOT NULL, value float8, zone wp_zone);
 CREATE TABLE wp_checked (ts timestamptz NOT NULL, value float8 CHECK (value < 100));
@@ -230,15 +233,43 @@ $$;
 SELECT wp_try(wp_mixed('mars', 1, 1700000000000));
 SELECT wp_try(wp_mixed('eu', 100, 1700000000000));
 SELECT wp_try(wp_mixed('eu', 1, -210866803200001));
-SELECT count(*) AS nothing FROM prom_series('{__name__=~"wp_.*"}', '2023-11-14', '2023-11-15');
+SELECT wp_try(wp_mixed('mars', 100, -210866803200001));
+SELECT count(*) AS four_requests FROM wp.wp_fine;
+SELECT (SELECT count(*) FROM wp_zoned) AS zoned, (SELECT count(*) FROM wp_checked) AS checked,
+	(SELECT count(*) FROM wp.wp_time) AS "time";
 SELECT wp_try(wp_mixed('us', 1, 1700000000000));
 SELECT labels, cardinality(ts) FROM prom_series('{__name__=~"wp_.*"}', '2023-11-14', '2023-11-15')
 ORDER BY 1;
+-- a metric the role may not write is refused alone as well
 CREATE ROLE regress_wp_partial;
 GRANT USAGE ON SCHEMA wp TO regress_wp_partial;
 GRANT INSERT ON wp_zoned TO regress_wp_partial;
+SET ROLE regress_wp_partial;
+SELECT wp_json('[{"labels": {"__name__": "wp_zoned", "zone": "eu"}, "samples": [[1700000002000, 3]]},
+                 {"labels": {"__name__": "wp_locked"}, "samples": [[1700000002000, 3]]}]');
+RESET ROLE;
+SELECT (SELECT count(*) FROM wp_zoned WHERE value = 3) AS zoned_written,
+	(SELECT count(*) FROM wp_locked) AS locked_none;
+-- a failure that a retry may fix (a serialization failure, raised by a
+-- trigger of the last metric) fails the whole request: nothing written;
+-- a trigger's own refusal (P0001) refuses its metric only
+CREATE FUNCTION wp_raise() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF NEW.value = 40001 THEN
+		RAISE EXCEPTION 'try again' USING ERRCODE = 'serialization_failure';
+	END IF;
+	RAISE EXCEPTION 'not these samples';
+END $$;
+CREATE TRIGGER wp_raise BEFORE INSERT ON wp_locked FOR EACH ROW EXECUTE FUNCTION wp_raise();
+SELECT wp_json('[{"labels": {"__name__": "wp_zoned", "zone": "eu"}, "samples": [[1700000003000, 4]]},
+                 {"labels": {"__name__": "wp_locked"}, "samples": [[1700000003000, 40001]]}]');
+SELECT wp_json('[{"labels": {"__name__": "wp_zoned", "zone": "eu"}, "samples": [[1700000003000, 5]]},
+                 {"labels": {"__name__": "wp_locked"}, "samples": [[1700000003000, 1]]}]');
+SELECT value, count(*) FROM wp_zoned WHERE value IN (4, 5) GROUP BY value;
+SELECT count(*) AS locked_none FROM wp_locked;
 DROP FUNCTION wp_mixed;
 DROP TABLE wp_zoned, wp_checked, wp_locked;
+DROP FUNCTION wp_raise;
 DROP TYPE wp_zone;
 REVOKE USAGE ON SCHEMA wp FROM regress_wp_partial;
 DROP ROLE regress_wp_partial;
