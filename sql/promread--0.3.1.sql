@@ -126,6 +126,36 @@ CREATE FUNCTION prom_regex_label_values(relation regclass, label text,
 	AS 'MODULE_PATHNAME', 'prom_regex_label_values'
 	LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED COST 10000;
 
+-- The role a scan of a view's relation checks it as, passed by
+-- prom_regex_match's index condition so that the listing reads the rows
+-- that scan may read.  Only the planner makes its values: the input
+-- function refuses every text, and there is no binary input.
+CREATE TYPE prom_scan_role;
+
+CREATE FUNCTION prom_scan_role_in(cstring)
+	RETURNS prom_scan_role
+	AS 'MODULE_PATHNAME', 'prom_scan_role_in'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_scan_role_out(prom_scan_role)
+	RETURNS cstring
+	AS 'MODULE_PATHNAME', 'prom_scan_role_out'
+	LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE TYPE prom_scan_role (
+	INPUT = prom_scan_role_in,
+	OUTPUT = prom_scan_role_out,
+	INTERNALLENGTH = 4,
+	PASSEDBYVALUE,
+	ALIGNMENT = int4
+);
+
+CREATE FUNCTION prom_regex_label_values(relation regclass, label text,
+		pattern text, scan_role prom_scan_role)
+	RETURNS text[]
+	AS 'MODULE_PATHNAME', 'prom_regex_label_values'
+	LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED COST 10000;
+
 CREATE FUNCTION prom_regex_translate(pattern text)
 	RETURNS text
 	AS 'MODULE_PATHNAME', 'prom_regex_translate'

@@ -30,18 +30,14 @@
  *   still filters the rows read (a comparison a row: it keeps its last
  *   verdict).  A regex that keeps most rows is left to a sequential scan,
  *   which then costs a comparison a row as well.
- * - Rights: prom_regex_label_values reads the column as the role that
- *   executes the query, with that role's privileges and row-level
- *   security.  The scan reads it as the relation's RTE says: a table
- *   read through a view is checked as the view's owner, whose policies
- *   apply (their expressions evaluated as the executing role).  The
- *   listing would then miss the rows that only the owner's policies show,
- *   or fail where only the owner may read (42501), so the condition is
- *   offered only when the scan runs as the executing role: the RTE checks
- *   as the current user, or as a role that is the current user, the plan
- *   then being valid for that role only (dependsOnRole).  A view owned by
- *   another role, a shard's foreign table that reads one among them, is
- *   read without it.
+ * - Rights: the listing must read the rows the scan may read.  A scan
+ *   checks its relation as the executing role, or, read through a view, as
+ *   the view's owner, whose policies then apply.  In the second case the
+ *   condition passes that role to prom_regex_label_values as a
+ *   prom_scan_role (which no SQL can make), and the listing is checked as
+ *   that role (label_values.c); in the first it runs as the executing
+ *   role, whoever that is when the plan runs.  A shard's foreign table
+ *   that reads a view of another owner is served alike.
  *
  *-------------------------------------------------------------------------
  */
@@ -66,6 +62,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
+#include "utils/syscache.h"
 
 /* A regex estimated to keep more of the rows than this is not indexed. */
 #define INDEXED_FRACTION_MAX	0.5
@@ -128,30 +125,47 @@ estimate_selectivity(SupportRequestSelectivity *req)
 
 /* prom_regex_label_values in the schema of promread, or InvalidOid. */
 static Oid
-label_values_function(void)
+label_values_function(int nargs, Oid scan_role_type)
 {
-	Oid			argtypes[3] = {REGCLASSOID, TEXTOID, TEXTOID};
+	Oid			argtypes[4] = {REGCLASSOID, TEXTOID, TEXTOID, scan_role_type};
 	List	   *name = list_make2(makeString(get_namespace_name(PromExtensionNamespace())),
 								  makeString("prom_regex_label_values"));
 
-	return LookupFuncName(name, 3, argtypes, true);
+	return LookupFuncName(name, nargs, argtypes, true);
 }
 
 /*
- * Does prom_regex_label_values, evaluated by the executing role, read the
- * relation with the rights its scan runs with (see above)?  When the scan
- * checks as a named role, the plan is marked valid for the current role
- * only.
+ * The listing of the values of the relation's column that the pattern
+ * accepts, read with the rights of the relation's scan (see above); NULL
+ * when this version of the extension's SQL cannot.
  */
-static bool
-listing_runs_as_scan(PlannerInfo *root, RelOptInfo *rel)
+static FuncExpr *
+listing_call(RelOptInfo *rel, Oid relid, AttrNumber attnum, Const *pattern)
 {
-	if (!OidIsValid(rel->userid))
-		return true;
-	if (rel->userid != GetUserId())
-		return false;
-	root->glob->dependsOnRole = true;
-	return true;
+	List	   *args = list_make3(makeConst(REGCLASSOID, -1, InvalidOid, sizeof(Oid),
+											ObjectIdGetDatum(relid), false, true),
+								  makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
+											CStringGetTextDatum(get_attname(relid, attnum, false)),
+											false, false),
+								  copyObject(pattern));
+	Oid			function;
+
+	if (OidIsValid(rel->userid))
+	{
+		Oid			scan_role_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+													 CStringGetDatum("prom_scan_role"),
+													 ObjectIdGetDatum(PromExtensionNamespace()));
+
+		function = label_values_function(4, scan_role_type);
+		args = lappend(args, makeConst(scan_role_type, -1, InvalidOid, sizeof(Oid),
+									   ObjectIdGetDatum(rel->userid), false, true));
+	}
+	else
+		function = label_values_function(3, InvalidOid);
+	if (!OidIsValid(function))
+		return NULL;
+	return makeFuncExpr(function, TEXTARRAYOID, args, DEFAULT_COLLATION_OID,
+						DEFAULT_COLLATION_OID, COERCE_EXPLICIT_CALL);
 }
 
 /*
@@ -168,7 +182,6 @@ index_condition(SupportRequestIndexCondition *req)
 	Node	   *column;
 	VariableStatData vardata;
 	double		fraction;
-	Oid			values_function;
 	FuncExpr   *values;
 	ScalarArrayOpExpr *any;
 
@@ -177,8 +190,7 @@ index_condition(SupportRequestIndexCondition *req)
 		index->relam != BTREE_AM_OID || req->opfamily != TEXT_BTREE_FAM_OID ||
 		!OidIsValid(req->indexcollation) ||
 		!get_collation_isdeterministic(req->indexcollation) ||
-		rte->rtekind != RTE_RELATION || index->indexkeys[0] <= 0 ||
-		!listing_runs_as_scan(req->root, index->rel))
+		rte->rtekind != RTE_RELATION || index->indexkeys[0] <= 0)
 		return NIL;
 	pattern = linitial(call->args);
 	column = lsecond(call->args);
@@ -189,24 +201,12 @@ index_condition(SupportRequestIndexCondition *req)
 	examine_variable(req->root, column, index->rel->relid, &vardata);
 	fraction = accepted_fraction(&vardata, req->funcid, (Const *) pattern, false);
 	ReleaseVariableStats(vardata);
-	values_function = label_values_function();
-	if (fraction < 0 || fraction > INDEXED_FRACTION_MAX ||
-		!OidIsValid(values_function))
+	if (fraction < 0 || fraction > INDEXED_FRACTION_MAX)
+		return NIL;
+	values = listing_call(index->rel, rte->relid, index->indexkeys[0], (Const *) pattern);
+	if (values == NULL)
 		return NIL;
 
-	values = makeFuncExpr(values_function, TEXTARRAYOID,
-						  list_make3(makeConst(REGCLASSOID, -1, InvalidOid,
-											   sizeof(Oid),
-											   ObjectIdGetDatum(rte->relid),
-											   false, true),
-									 makeConst(TEXTOID, -1, DEFAULT_COLLATION_OID, -1,
-											   CStringGetTextDatum(get_attname(rte->relid,
-																			   index->indexkeys[0],
-																			   false)),
-											   false, false),
-									 copyObject(pattern)),
-						  DEFAULT_COLLATION_OID, DEFAULT_COLLATION_OID,
-						  COERCE_EXPLICIT_CALL);
 	any = makeNode(ScalarArrayOpExpr);
 	any->opno = TextEqualOperator;
 	any->opfuncid = F_TEXTEQ;

@@ -35,9 +35,15 @@
  * (regex_support.c) makes it an index condition, so that a shard sent a
  * regex as prom_regex_match does what scan.c does here.
  *
- * The query runs as the caller, so privileges and row-level security apply
- * as to the scan (a scan that runs as another role, a view's owner, is not
- * given it as an index condition: regex_support.c).  It takes its own
+ * The query runs with the rights of the scan it serves.  As the caller,
+ * usually: privileges and row-level security apply as to the caller's
+ * scan.  A table read through a view is checked as the view's owner,
+ * whose policies apply (their expressions still evaluated as the caller):
+ * its index condition then passes that role as a prom_scan_role, a type
+ * whose values only the planner makes (its input is refused), and the
+ * query's references to the relation are checked as that role, as the
+ * view's expansion marks the scan's (check_as_post_parse_analyze).  So
+ * the listing reads exactly the rows the scan may read.  It takes its own
  * snapshot: a value first inserted between it and the scan is not read, as
  * if the read had begun a moment earlier.  Statistics far out of date
  * bound the index's descents (read_values_through_index).
@@ -57,6 +63,8 @@
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "parser/analyze.h"
 #include "promread.h"
 #include "scan.h"
 #include "utils/acl.h"
@@ -186,15 +194,92 @@ PromLabelValuesWorthReading(Oid relid, AttrNumber attnum)
 }
 
 /*
+ * The relation whose references the next parse analysis marks to be
+ * checked as check_as_role, while check_as_pending; see the header.
+ */
+static Oid	check_as_relid = InvalidOid;
+static Oid	check_as_role = InvalidOid;
+static bool check_as_pending = false;
+static post_parse_analyze_hook_type previous_post_parse_analyze_hook = NULL;
+
+/* Mark every reference to check_as_relid in a query tree, subqueries included. */
+static bool
+mark_check_as(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, RangeTblEntry))
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) node;
+
+		if (rte->rtekind == RTE_RELATION && rte->relid == check_as_relid)
+			rte->checkAsUser = check_as_role;
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, mark_check_as, context,
+								 QTW_EXAMINE_RTES_BEFORE);
+	return expression_tree_walker(node, mark_check_as, context);
+}
+
+/*
+ * post_parse_analyze_hook, set while the listing's statement runs: marks
+ * that statement's references to the relation, once, before its rewriting
+ * applies the row-level security of the role it checks as.
+ */
+static void
+check_as_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
+{
+	if (previous_post_parse_analyze_hook != NULL)
+		previous_post_parse_analyze_hook(pstate, query, jstate);
+	if (!check_as_pending)
+		return;
+	check_as_pending = false;
+	(void) mark_check_as((Node *) query, NULL);
+}
+
+/*
+ * SPI_execute_with_args, the statement's references to a relation checked
+ * as a role when it is valid (see the header).  SPI analyses a statement
+ * so run when it executes it, so the hook is set for that alone.
+ */
+static int
+execute_checked_as(const char *sql, int nargs, Oid *types, Datum *args,
+				   const char *nulls, Oid relid, Oid role)
+{
+	int			rc;
+
+	if (!OidIsValid(role))
+		return SPI_execute_with_args(sql, nargs, types, args, nulls, true, 0);
+	check_as_relid = relid;
+	check_as_role = role;
+	check_as_pending = true;
+	previous_post_parse_analyze_hook = post_parse_analyze_hook;
+	post_parse_analyze_hook = check_as_post_parse_analyze;
+	PG_TRY();
+	{
+		rc = SPI_execute_with_args(sql, nargs, types, args, nulls, true, 0);
+	}
+	PG_FINALLY();
+	{
+		post_parse_analyze_hook = previous_post_parse_analyze_hook;
+		check_as_pending = false;
+	}
+	PG_END_TRY();
+	return rc;
+}
+
+/*
  * Run the query that reads the distinct non-NULL values of a column as
  * text: through an index that orders the column, one descent per value
  * (between lower and upper when they are not NULL, a "C" column's bounds),
  * or else by reading the column, bytewise distinct (the bounds unused).  At most limit values
- * when limit is not negative.  Leaves them in SPI_tuptable.
+ * when limit is not negative.  The relation is checked as the scan's role
+ * when that is valid, else as the caller.  Leaves them in SPI_tuptable.
  */
 static void
 run_values_query(Oid relid, const char *column, bool through_index,
-				 text *lower, text *upper, int64 limit)
+				 text *lower, text *upper, int64 limit, Oid scan_role)
 {
 	const char *quoted = quote_identifier(column);
 	const char *relation = PromQuotedRelationName(relid);
@@ -240,7 +325,7 @@ run_values_query(Oid relid, const char *column, bool through_index,
 						 quoted, relation, first.data,
 						 quoted, relation, quoted, next.data);
 	}
-	rc = SPI_execute_with_args(sql.data, 3, types, args, nulls, true, 0);
+	rc = execute_checked_as(sql.data, 3, types, args, nulls, relid, scan_role);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "promread read of label values failed: %s",
 			 SPI_result_code_string(rc));
@@ -258,13 +343,13 @@ run_values_query(Oid relid, const char *column, bool through_index,
  */
 static bool
 read_values_through_index(Oid relid, AttrNumber attnum, const char *column,
-						  text *lower, text *upper)
+						  text *lower, text *upper, Oid scan_role)
 {
 	double		rows;
 	double		expected = analyzed_values(relid, attnum, &rows);
 	int64		max_values = (int64) Min(2 * expected + 1000, 2 * LABEL_VALUES_MAX);
 
-	run_values_query(relid, column, true, lower, upper, max_values + 1);
+	run_values_query(relid, column, true, lower, upper, max_values + 1, scan_role);
 	if (SPI_processed > (uint64) max_values)
 	{
 		SPI_freetuptable(SPI_tuptable);
@@ -354,7 +439,7 @@ PromReadLabelValues(Oid relid, const char *column, const PromRegex *narrowing,
 		upper = PromRegexPrefixUpperBound(narrowing);
 	}
 	/* a column that grew past twice its statistics is left to the engine */
-	if (!read_values_through_index(relid, attnum, column, lower, upper))
+	if (!read_values_through_index(relid, attnum, column, lower, upper, InvalidOid))
 		return NULL;
 	return accepted_values(NULL, CurrentMemoryContext, nvalues);
 }
@@ -362,17 +447,18 @@ PromReadLabelValues(Oid relid, const char *column, const PromRegex *narrowing,
 PG_FUNCTION_INFO_V1(prom_regex_label_values);
 
 /*
- * prom_regex_label_values(relation regclass, label text, pattern text)
- *	  returns text[]
+ * prom_regex_label_values(relation regclass, label text, pattern text
+ *						   [, scan_role prom_scan_role]) returns text[]
  *
  * The distinct values of a label column (text or varchar) that a
  * Prometheus regex matcher value accepts, in no particular order: read
  * through a btree index that leads with the column, one descent per value,
  * when there is one and the column has not grown far past its statistics
- * (read_values_through_index), else by reading the column.  It runs as the
- * caller, so privileges and row-level security apply.  prom_regex_match's
- * planner support makes it an index condition where the scan runs as the
- * caller too (regex_support.c).
+ * (read_values_through_index), else by reading the column.  It reads the
+ * relation as the caller, or as the scan's role when given one, so that
+ * privileges and row-level security apply as to the scan it serves: for
+ * prom_regex_match's planner support makes it that scan's index condition
+ * (regex_support.c).
  */
 Datum
 prom_regex_label_values(PG_FUNCTION_ARGS)
@@ -381,6 +467,7 @@ prom_regex_label_values(PG_FUNCTION_ARGS)
 	char	   *column = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	text	   *pattern = PG_GETARG_TEXT_PP(2);
 	MemoryContext callercxt = CurrentMemoryContext;
+	Oid			scan_role = PG_NARGS() > 3 ? DatumGetObjectId(PG_GETARG_DATUM(3)) : InvalidOid;
 	Relation	rel = relation_open(relid, AccessShareLock);
 	AttrNumber	attnum = get_attnum(relid, column);
 	PromRegex  *regex;
@@ -414,11 +501,39 @@ prom_regex_label_values(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	/* a column that grew past twice its statistics is read instead */
 	if (!through_index ||
-		!read_values_through_index(relid, attnum, column, lower, upper))
-		run_values_query(relid, column, false, NULL, NULL, -1);
+		!read_values_through_index(relid, attnum, column, lower, upper, scan_role))
+		run_values_query(relid, column, false, NULL, NULL, -1, scan_role);
 	values = accepted_values(regex, callercxt, &nvalues);
 	SPI_finish();
 	relation_close(rel, NoLock);
 	PG_RETURN_ARRAYTYPE_P(construct_array(values, nvalues, TEXTOID, -1, false,
 										  TYPALIGN_INT));
+}
+
+PG_FUNCTION_INFO_V1(prom_scan_role_in);
+
+/*
+ * prom_scan_role_in(cstring) returns prom_scan_role: refused.  A value of
+ * the type lets prom_regex_label_values read as another role, so only the
+ * planner makes them, for the scan of a view's relation (see the header).
+ */
+Datum
+prom_scan_role_in(PG_FUNCTION_ARGS)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("values of type prom_scan_role are made by the planner only")));
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(prom_scan_role_out);
+
+/* prom_scan_role_out(prom_scan_role) returns cstring: the role's name. */
+Datum
+prom_scan_role_out(PG_FUNCTION_ARGS)
+{
+	Oid			role = DatumGetObjectId(PG_GETARG_DATUM(0));
+	char	   *name = GetUserNameFromId(role, true);
+
+	PG_RETURN_CSTRING(name != NULL ? pstrdup(name) : psprintf("%u", role));
 }
