@@ -22,7 +22,7 @@ PG_MODULE_MAGIC;
 
 int			promread_max_samples = 50000000;
 int			promread_max_request_bytes = 32 * 1024 * 1024;
-int			promread_max_frame_bytes = 1024 * 1024;
+int			promread_max_frame_bytes = 50000000;
 bool		promread_report_phases = false;
 bool		promread_shard_grouping = true;
 int			promread_keep_memory = 4 * 1024;
@@ -77,10 +77,10 @@ _PG_init(void)
 							PGC_USERSET, GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("promread.max_frame_bytes",
-							"Frame size at which a chunked remote read response continues a series in a new frame.",
-							"A STREAMED_XOR_CHUNKS frame holds chunks of one series and exceeds this size by at most its last chunk.",
+							"Largest message of a frame of a chunked remote read response.",
+							"A STREAMED_XOR_CHUNKS frame holds one whole series; a series whose frame's message would be larger is refused. The default is Prometheus's default chunked_read_limit, the largest message its client accepts.",
 							&promread_max_frame_bytes,
-							1024 * 1024, 1, MaxAllocSize,
+							50000000, 1, MaxAllocSize,
 							PGC_USERSET, GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("promread.keep_memory",

@@ -10,7 +10,8 @@ describes:
             deploy/postgrest/postgrest.conf)
         --> api.prom_remote_read, api.prom_remote_write
 
-Every server is a child process in its own process group, with its log in
+Prometheus is Debian's 2.42 unless a test passes another binary (Prometheus
+3.x from scripts/lib/prometheus3.py).  Every server is a child process in its own process group, with its log in
 the stack's directory; children die with this process (PR_SET_PDEATHSIG) and
 Stack.stop() ends them (SIGTERM, then SIGKILL), so nothing outlives a demo
 or a test.  Standard library only (Debian's /usr/bin/python3).
@@ -287,11 +288,13 @@ class Stack:
         return port
 
     def start_prometheus(self, name, remote_reads=(), datadir=None, port=None, wait=True,
-                         remote_writes=(), scrape_self=False):
+                         remote_writes=(), scrape_self=False, binary="prometheus"):
         """Prometheus reading remotely from each of remote_reads and writing
         to each of remote_writes: dicts with url, and token (a bearer token)
         or None.  It scrapes nothing, or itself every second (scrape_self).
-        Its TSDB is datadir (by default a new, empty one)."""
+        Its TSDB is datadir (by default a new, empty one).  binary is
+        Debian's Prometheus 2.42 by default, or the path of another
+        (prometheus3.binaries()[0]); the configuration suits both."""
         port = port or free_port()
         home = os.path.join(self.dir, name)
         os.makedirs(home, exist_ok=True)
@@ -318,7 +321,7 @@ class Stack:
         config_path = os.path.join(home, "prometheus.yml")
         with open(config_path, "w") as f:
             json.dump(config, f, indent=1)  # JSON is YAML
-        proc = self.spawn(name, ["prometheus", "--config.file=" + config_path,
+        proc = self.spawn(name, [binary, "--config.file=" + config_path,
                                  "--storage.tsdb.path=" + datadir,
                                  "--web.listen-address=127.0.0.1:%d" % port,
                                  "--log.level=info"])

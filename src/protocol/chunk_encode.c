@@ -19,13 +19,20 @@
  *    written inside the previous window of leading and trailing zeros or
  *    with a new one.  Times wrap as Go's int64 arithmetic does, so any time
  *    encodes exactly; values go by their bits, NaN payloads included.
- * 3. Chunks join a frame while it is smaller than promread.max_frame_bytes;
- *    the chunk that reaches it is its last, and the series goes on in a new
- *    frame with the same labels (Prometheus's own writer's rule).
- * 4. A frame's chunks are encoded into a scratch area while its size is
- *    kept; once complete it is written in one pass into the answer, its CRC
- *    computed by PostgreSQL's CRC-32C.  No message objects, no allocation
- *    per sample.
+ * 3. Every series is exactly one frame, whatever its size.  Prometheus's
+ *    own server cuts a long series into several frames of the same labels,
+ *    but its remote-read client (2.55 and later, storage/remote/codec.go)
+ *    reads only chunked_series[0] of each frame and makes a series of each
+ *    frame without joining them: a series in two frames would be two
+ *    series with one label set.  The client refuses a frame whose message
+ *    is larger than its chunked_read_limit (ChunkedReader, 50,000,000 bytes
+ *    by default), so a series whose frame's message would pass
+ *    promread.max_frame_bytes (that default) is refused (54000) as soon as
+ *    its chunks pass it, rather than sent and rejected by the client.
+ * 4. A series' chunks are encoded into a scratch area while the size of its
+ *    frame is kept; once complete the frame is written in one pass into the
+ *    answer, its CRC computed by PostgreSQL's CRC-32C.  No message objects,
+ *    no allocation per sample.
  * 5. chunk_decode.c reads such streams back.
  *
  *-------------------------------------------------------------------------
@@ -33,6 +40,8 @@
 #include "postgres.h"
 
 #include "engine/engine.h"
+#include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
 #include "protocol.h"
@@ -262,7 +271,7 @@ encode_chunk(SampleCursor *cursor, uint8 *out, int64 *min_t, int64 *max_t)
 
 /*---- Frames ----*/
 
-/* A chunk encoded into the scratch area, waiting for its frame. */
+/* A chunk encoded into the scratch area, waiting for its series' frame. */
 typedef struct ChunkRef
 {
 	int64		min_t;
@@ -272,7 +281,7 @@ typedef struct ChunkRef
 	Size		message_size;	/* bytes of its Chunk message */
 } ChunkRef;
 
-/* The chunks of the frame being built. */
+/* The chunks of the series being encoded, for its frame. */
 typedef struct FrameScratch
 {
 	uint8	   *data;
@@ -386,9 +395,68 @@ write_frame(PromBuffer *buf, const PromSeriesSet *set, const PromSeries *series,
 }
 
 /*
+ * The labels of a series as Prometheus prints them, {name="value", ...},
+ * cut after about 200 bytes: for an error message.
+ */
+static char *
+series_text(const PromSeriesSet *set, const PromSeries *series)
+{
+	PromLabelRef *labels = palloc(sizeof(PromLabelRef) *
+								  PromSeriesLabelCount(set, series));
+	int			n = PromSeriesLabels(set, series, labels);
+	StringInfoData text;
+	int			i;
+
+	initStringInfo(&text);
+	appendStringInfoChar(&text, '{');
+	for (i = 0; i < n; i++)
+	{
+		int			len;
+		int			k;
+
+		if (text.len > 200)
+		{
+			appendStringInfoString(&text, ", ...");
+			break;
+		}
+		if (i > 0)
+			appendStringInfoString(&text, ", ");
+		appendBinaryStringInfo(&text, labels[i].name, labels[i].name_len);
+		appendStringInfoString(&text, "=\"");
+		/* values are UTF-8, as the database: cut between characters */
+		len = pg_mbcliplen(labels[i].value, labels[i].value_len, 200);
+		for (k = 0; k < len; k++)
+		{
+			char		c = labels[i].value[k];
+
+			if (c == '"' || c == '\\')
+				appendStringInfoChar(&text, '\\');
+			appendStringInfoChar(&text, c);
+		}
+		appendStringInfoString(&text, len < labels[i].value_len ? "...\"" : "\"");
+	}
+	appendStringInfoChar(&text, '}');
+	return text.data;
+}
+
+/* Refuse a series whose frame's message would pass promread.max_frame_bytes. */
+static pg_noinline void
+frame_limit_exceeded(const PromSeriesSet *set, const PromSeries *series,
+					 Size message_size)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("series is too large for one STREAMED_XOR_CHUNKS frame"),
+			 errdetail("The frame of series %s has a message of at least %zu bytes; \"promread.max_frame_bytes\" allows %d, and a series is never cut over several frames.",
+					   series_text(set, series), message_size,
+					   promread_max_frame_bytes),
+			 errhint("Query a shorter time range, or raise chunked_read_limit in Prometheus's remote_read configuration and \"promread.max_frame_bytes\" to the same size.")));
+}
+
+/*
  * Append the frames answering one query, whose position in the request is
- * query_index, from its finished series set: one series per frame, a series
- * over several frames when its chunks pass promread.max_frame_bytes.
+ * query_index, from its finished series set: one frame per series, in the
+ * set's order, a series too large for one frame refused (see 3. above).
  */
 void
 PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
@@ -408,15 +476,15 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 
 	for (i = 0; i < nseries; i++)
 	{
-		Size		labels_size;
 		Size		series_size;
 		SampleCursor cursor;
 
 		PromPrefetchSeries(series, i, nseries);
-		labels_size = PromSeriesLabelsSize(set, series[i]);
-		series_size = labels_size;
+		series_size = PromSeriesLabelsSize(set, series[i]);
 		cursor_start(&cursor, series[i]);
-		while (cursor_has_more(&cursor))
+		if (!cursor_has_more(&cursor))
+			continue;			/* no frame without a chunk */
+		do
 		{
 			ChunkRef   *chunk = scratch_next_chunk(&scratch);
 			Size		message_size;
@@ -429,17 +497,11 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 			scratch.used += chunk->len;
 			chunk->message_size = chunk_message_size(chunk);
 			series_size += wire_len_field_size(chunk->message_size);
-
-			/* the frame ends when it reaches the budget or the series ends */
-			if (!cursor_has_more(&cursor) ||
-				frame_size(series_size, query_index, &message_size) >=
-				(Size) promread_max_frame_bytes)
-			{
-				write_frame(buf, set, series[i], series_size, query_index,
-							&scratch);
-				series_size = labels_size;
-			}
-		}
+			(void) frame_size(series_size, query_index, &message_size);
+			if (message_size > (Size) promread_max_frame_bytes)
+				frame_limit_exceeded(set, series[i], message_size);
+		} while (cursor_has_more(&cursor));
+		write_frame(buf, set, series[i], series_size, query_index, &scratch);
 	}
 	pfree(scratch.data);
 	pfree(scratch.chunks);

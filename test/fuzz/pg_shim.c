@@ -70,7 +70,7 @@
 /* src/promread.c's defaults */
 int			promread_max_samples = 50000000;
 int			promread_max_request_bytes = 32 * 1024 * 1024;
-int			promread_max_frame_bytes = 1024 * 1024;
+int			promread_max_frame_bytes = 50000000;
 bool		promread_report_phases = false;
 int			promread_keep_memory = 4 * 1024;
 
