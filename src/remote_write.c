@@ -5,9 +5,14 @@
  *	  stored as rows of the relations registered for their metrics.
  *
  * 1. The request is decoded and checked whole (write_request.c) before
- *    anything is written.  Exemplars and native histograms, which promread
- *    does not store, refuse it (0A000) unless promread.write_unsupported
- *    is "drop" (then a NOTICE counts what was dropped).
+ *    anything is written: remote write 1.0 (prometheus.WriteRequest), or
+ *    2.0 (io.prometheus.write.v2.Request) when the content_type argument
+ *    names it, resolved into the same PromWriteRequest, so that everything
+ *    below is shared by both versions; another proto is PT415 (HTTP 415).
+ *    Exemplars and native histograms, which promread does not store,
+ *    refuse it (0A000) unless promread.write_unsupported is "drop" (then a
+ *    NOTICE counts what was dropped).  Every answer carries the
+ *    X-Prometheus-Remote-Write-*-Written counts 2.0 asks for.
  * 2. Its series are grouped by metric.  A metric without a registration
  *    gets a table of its own when promread.write_create_metrics is on:
  *    (ts timestamptz, value float8, one text column per label), created in
