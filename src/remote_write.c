@@ -5,9 +5,14 @@
  *	  stored as rows of the relations registered for their metrics.
  *
  * 1. The request is decoded and checked whole (write_request.c) before
- *    anything is written.  Exemplars and native histograms, which promread
- *    does not store, refuse it (0A000) unless promread.write_unsupported
- *    is "drop" (then a NOTICE counts what was dropped).
+ *    anything is written: remote write 1.0 (prometheus.WriteRequest), or
+ *    2.0 (io.prometheus.write.v2.Request) when the content_type argument
+ *    names it, resolved into the same PromWriteRequest, so that everything
+ *    below is shared by both versions; another proto is PT415 (HTTP 415).
+ *    Exemplars and native histograms, which promread does not store,
+ *    refuse it (0A000) unless promread.write_unsupported is "drop" (then a
+ *    NOTICE counts what was dropped).  Every answer carries the
+ *    X-Prometheus-Remote-Write-*-Written counts 2.0 asks for.
  * 2. Its series are grouped by metric.  A metric without a registration
  *    gets a table of its own when promread.write_create_metrics is on:
  *    (ts timestamptz, value float8, one text column per label), created in
@@ -698,11 +703,63 @@ report_refusals(const PromWriteGroup *groups, ErrorData **refusals, int ngroups,
 }
 
 /*
- * Store the samples of a snappy-compressed WriteRequest, as Prometheus
- * sends it: the work of prom_remote_write.
+ * Answer the counts remote write 2.0 requires in X-Prometheus-Remote-Write-
+ * Samples-Written, -Histograms-Written and -Exemplars-Written, through
+ * PostgREST's response.headers: samples of the metrics written (refused
+ * metrics not counted); histograms and exemplars, which promread does not
+ * store yet, 0.  A 1.0 client ignores them.
  */
 static void
-write_request(bytea *body)
+set_written_headers(int64 nsamples)
+{
+	char	   *json = psprintf("[{\"X-Prometheus-Remote-Write-Samples-Written\": \"%lld\"}, "
+							   "{\"X-Prometheus-Remote-Write-Histograms-Written\": \"0\"}, "
+							   "{\"X-Prometheus-Remote-Write-Exemplars-Written\": \"0\"}]",
+							   (long long) nsamples);
+
+	(void) set_config_option("response.headers", json, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
+}
+
+/*
+ * Is a request of this Content-Type remote write 2.0?  NULL, a type without
+ * a proto parameter and proto=prometheus.WriteRequest are 1.0,
+ * proto=io.prometheus.write.v2.Request is 2.0; any other proto is refused
+ * with PT415, which PostgREST answers with 415 Unsupported Media Type, as
+ * the specification asks.
+ */
+static bool
+content_type_is_v2(const char *content_type)
+{
+	const char *p;
+	const char *end;
+	size_t		len;
+
+	if (content_type == NULL || (p = strstr(content_type, "proto=")) == NULL)
+		return false;
+	p += strlen("proto=");
+	end = p + strcspn(p, "; \t");
+	len = end - p;
+	if (len == strlen("prometheus.WriteRequest") &&
+		strncmp(p, "prometheus.WriteRequest", len) == 0)
+		return false;
+	if (len == strlen("io.prometheus.write.v2.Request") &&
+		strncmp(p, "io.prometheus.write.v2.Request", len) == 0)
+		return true;
+	ereport(ERROR,
+			(errcode(MAKE_SQLSTATE('P', 'T', '4', '1', '5')),
+			 errmsg("remote write request of unsupported content type \"%s\"",
+					content_type),
+			 errhint("promread reads proto=prometheus.WriteRequest (1.0) and proto=io.prometheus.write.v2.Request (2.0).")));
+	return false;				/* keep the compiler quiet */
+}
+
+/*
+ * Store the samples of a snappy-compressed WriteRequest (1.0) or Request
+ * (2.0), as Prometheus sends it: the work of prom_remote_write.
+ */
+static void
+write_request(bytea *body, bool v2)
 {
 	MemoryContext context;
 	MemoryContext old;
@@ -713,6 +770,7 @@ write_request(bytea *body)
 	ErrorData **refusals;
 	int			nrefused;
 	int			nmetadata_refused = 0;
+	int64		nsamples_written = 0;
 	int			i;
 
 	PreventCommandIfReadOnly("prom_remote_write()");
@@ -721,7 +779,9 @@ write_request(bytea *body)
 	context = AllocSetContextCreate(CurrentMemoryContext, "promread remote write",
 									ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(context);
-	request = PromDecodeWriteRequest(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body));
+	request = v2 ?
+		PromDecodeWriteRequestV2(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body)) :
+		PromDecodeWriteRequest(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body));
 	if ((request->nexemplars > 0 || request->nhistograms > 0) &&
 		promread_write_unsupported == PROM_WRITE_ERROR)
 		ereport(ERROR,
@@ -760,6 +820,15 @@ write_request(bytea *body)
 	nrefused = write_groups(groups, refusals, ngroups);
 	if (nrefused > 0)
 		report_refusals(groups, refusals, ngroups, nrefused);
+	for (i = 0; i < ngroups; i++)
+		if (refusals[i] == NULL)
+		{
+			int			j;
+
+			for (j = 0; j < groups[i].nseries; j++)
+				nsamples_written += groups[i].series[j]->nsamples;
+		}
+	set_written_headers(nsamples_written);
 
 	SPI_connect();
 	qsort(request->metadata, request->nmetadata, sizeof(PromWriteMetadata),
@@ -785,19 +854,28 @@ write_request(bytea *body)
 }
 
 /*
- * prom_remote_write(request bytea) returns void: store the samples of a
- * snappy-compressed WriteRequest, as Prometheus sends it.  A trigger that
- * it fires may call it again; the outermost call answers the request.
+ * prom_remote_write(request bytea, content_type text DEFAULT NULL) returns
+ * void: store the samples of a snappy-compressed remote-write request, as
+ * Prometheus sends it, of the version content_type names (NULL: 1.0).  Not
+ * STRICT, for the default; a NULL request is NULL.  A trigger that it fires
+ * may call it again; the outermost call answers the request.
  */
 Datum
 prom_remote_write(PG_FUNCTION_ARGS)
 {
-	bytea	   *body = PG_GETARG_BYTEA_PP(0);
+	bytea	   *body;
+	bool		v2;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	body = PG_GETARG_BYTEA_PP(0);
+	v2 = content_type_is_v2(PG_NARGS() > 1 && !PG_ARGISNULL(1) ?
+							text_to_cstring(PG_GETARG_TEXT_PP(1)) : NULL);
 
 	write_depth++;
 	PG_TRY();
 	{
-		write_request(body);
+		write_request(body, v2);
 	}
 	PG_FINALLY();
 	{

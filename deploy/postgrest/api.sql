@@ -109,15 +109,30 @@ BEGIN
 		pg_catalog.format('SELECT %I.prom_remote_read($1)::api."*/*"', ext_schema));
 	-- VOLATILE, so that PostgREST runs it in a READ WRITE transaction;
 	-- returning void, it is answered 204 No Content
+	-- the protocol version is named by the request's Content-Type, which
+	-- nginx forwards in X-Promread-Content-Type (PostgREST needs
+	-- application/octet-stream in Content-Type itself); a Content-Encoding
+	-- other than snappy is 415, as the remote write specification asks
 	EXECUTE pg_catalog.format(
 		'CREATE OR REPLACE FUNCTION api.prom_remote_write(bytea) RETURNS void '
-		'LANGUAGE sql VOLATILE AS %L',
-		pg_catalog.format('SELECT %I.prom_remote_write($1)', ext_schema));
+		'LANGUAGE plpgsql VOLATILE AS %L',
+		pg_catalog.format($body$
+DECLARE
+	headers json := NULLIF(pg_catalog.current_setting('request.headers', true), '')::json;
+BEGIN
+	IF pg_catalog.lower(coalesce(headers->>'content-encoding', 'snappy')) <> 'snappy' THEN
+		RAISE EXCEPTION 'remote write request of unsupported Content-Encoding "%%"',
+			headers->>'content-encoding'
+			USING ERRCODE = 'PT415', HINT = 'Remote write requests are snappy-compressed.';
+	END IF;
+	PERFORM %I.prom_remote_write($1, headers->>'x-promread-content-type');
+END
+$body$, ext_schema));
 	EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA %I TO web_anon, prom_reader, prom_writer',
 							  ext_schema);
 	-- explicitly, so that the endpoint keeps working where EXECUTE on it
 	-- was revoked from PUBLIC
-	EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %I.prom_remote_write(bytea) TO prom_writer',
+	EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %I.prom_remote_write(bytea, text) TO prom_writer',
 							  ext_schema);
 END
 $$;

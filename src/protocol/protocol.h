@@ -36,6 +36,7 @@ extern const char *PromResponseTypeName(int type);
 
 /* in write_request.c */
 extern PromWriteRequest *PromDecodeWriteRequest(const char *body, Size len);
+extern PromWriteRequest *PromDecodeWriteRequestV2(const char *body, Size len);
 
 /* Answers are written with the buffers of wire.h. */
 struct PromSnappyWriter;
@@ -61,5 +62,6 @@ extern uint32 PromCrc32c(const char *data, Size len);
 
 /* the messages, as protoc-c generates them from proto/remote.proto */
 #include "protocol/proto/remote.pb-c.h"
+#include "protocol/proto/write_v2.pb-c.h"
 
 #endif							/* PROMREAD_PROTOCOL_H */

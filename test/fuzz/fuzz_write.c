@@ -15,6 +15,11 @@
  * 256 kB past promread.max_memory (pg_shim.c) is a bug.
  * The custom mutator of snappy_mutator.c mutates the protobuf inside the
  * snappy block.
+ *
+ * Built twice: fuzz_write decodes remote write 1.0 (WriteRequest),
+ * fuzz_write_v2 (-DFUZZ_WRITE_V2) remote write 2.0 (Request, through
+ * PromDecodeWriteRequestV2: symbols, label references, per-series
+ * metadata), whose decoded request promises the same.
  */
 #include "postgres.h"
 
@@ -30,7 +35,11 @@ static const char *const allowed[] = {"22P03", "22021", "22023", "54001", NULL};
 static void
 decode(const uint8_t *data, size_t size)
 {
+#ifdef FUZZ_WRITE_V2
+	PromWriteRequest *request = PromDecodeWriteRequestV2((const char *) data, size);
+#else
 	PromWriteRequest *request = PromDecodeWriteRequest((const char *) data, size);
+#endif
 
 	for (int i = 0; i < request->nseries; i++)
 	{
@@ -53,6 +62,15 @@ decode(const uint8_t *data, size_t size)
 			if (j > 0 && strcmp(series->labels[j - 1].name, label->name) >= 0)
 				shim_fail("series %d labels not sorted and distinct", i);
 		}
+	}
+	for (int i = 0; i < request->nmetadata; i++)
+	{
+		const PromWriteMetadata *m = &request->metadata[i];
+
+		if (!PromIsValidMetricName(m->family, strlen(m->family)) ||
+			!PromIsValidUtf8(m->help, strlen(m->help)) ||
+			!PromIsValidUtf8(m->unit, strlen(m->unit)))
+			shim_fail("metadata %d has an invalid family or text", i);
 	}
 }
 

@@ -1,0 +1,49 @@
+"""Remote write 2.0 requests (io.prometheus.write.v2.Request, spec
+2.0-rc.4), encoded by hand from the specification's field numbers and wire
+types: never with promread's .proto or protoc, so that the tests and seeds
+that use it check promread's decoder against a second reading of the spec.
+"""
+import struct
+
+
+def uvarint(n):
+    """A protobuf varint (negative int64 as its 64-bit two's complement)."""
+    n &= 2**64 - 1
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def field(number, data):
+    """A length-delimited field."""
+    return uvarint(number << 3 | 2) + uvarint(len(data)) + data
+
+
+def request(symbols, series):
+    """The uncompressed Request.  symbols (Request.symbols = 4): str or raw
+    bytes.  series (Request.timeseries = 5): (labels_refs, samples as (ms,
+    value[, start_ms]), exemplars as (labels_refs, value, ms), number of
+    (empty) histograms, metadata as (type, help_ref, unit_ref) or None)."""
+    out = b"".join(field(4, s if isinstance(s, bytes) else s.encode()) for s in symbols)
+    for refs, samples, exemplars, histograms, metadata in series:
+        ts = field(1, b"".join(uvarint(r) for r in refs))  # packed uint32
+        for sample in samples:
+            # Sample: double value = 1; int64 timestamp = 2; start_timestamp = 3
+            body = b"\x09" + struct.pack("<d", sample[1]) + b"\x10" + uvarint(sample[0])
+            if len(sample) > 2:
+                body += b"\x18" + uvarint(sample[2])
+            ts += field(2, body)
+        ts += b"".join(field(3, b"") for _ in range(histograms))
+        for erefs, value, ms in exemplars:
+            # Exemplar: labels_refs = 1; double value = 2; int64 timestamp = 3
+            ts += field(4, field(1, b"".join(uvarint(r) for r in erefs))
+                        + b"\x11" + struct.pack("<d", value) + b"\x18" + uvarint(ms))
+        if metadata is not None:
+            # Metadata: type = 1 (enum); help_ref = 3; unit_ref = 4
+            t, h, u = metadata
+            ts += field(5, b"\x08" + uvarint(t) + b"\x18" + uvarint(h) + b"\x20" + uvarint(u))
+        out += field(5, ts)
+    return out

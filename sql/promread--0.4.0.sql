@@ -1,0 +1,297 @@
+/* promread 0.4.0: PostgreSQL tables read as Prometheus series */
+
+\echo Use "CREATE EXTENSION promread" to load this file. \quit
+
+DO $$
+BEGIN
+	IF pg_catalog.getdatabaseencoding() OPERATOR(pg_catalog.<>) 'UTF8' THEN
+		RAISE EXCEPTION 'promread requires a UTF8 database, not %',
+			pg_catalog.getdatabaseencoding()
+			USING ERRCODE = 'feature_not_supported',
+				  HINT = 'Prometheus label values are UTF-8; create the database with ENCODING ''UTF8''.';
+	END IF;
+END
+$$;
+
+--
+-- The metric catalog.  Written by prom_register and prom_unregister, which
+-- check that the caller owns the relation; nobody else may write it.
+--
+CREATE TABLE prom_metric_catalog (
+	metric text PRIMARY KEY
+		CHECK (metric OPERATOR(pg_catalog.~) '^[a-zA-Z_:][a-zA-Z0-9_:]*$'),
+	relation regclass NOT NULL,
+	time_column name NOT NULL,
+	value_column name NOT NULL,
+	label_columns name[] NOT NULL,
+	created_by_write boolean NOT NULL DEFAULT false,
+	-- the label each of label_columns holds; NULL: the columns' names
+	label_names text[]
+		CHECK (pg_catalog.cardinality(label_names) OPERATOR(pg_catalog.=)
+			pg_catalog.cardinality(label_columns)),
+	-- a jsonb column of the labels that have no column of their own
+	overflow_column name
+);
+REVOKE ALL ON prom_metric_catalog FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('prom_metric_catalog', '');
+
+CREATE VIEW prom_metrics AS
+	SELECT metric, relation, time_column, value_column, label_columns,
+		created_by_write,
+		COALESCE(label_names,
+			label_columns::pg_catalog.text[]) AS label_names,
+		overflow_column
+	FROM prom_metric_catalog;
+GRANT SELECT ON prom_metrics TO PUBLIC;
+
+--
+-- The metadata of metric families, as remote write last sent it.  Written
+-- by prom_remote_write only; writer is the role that wrote it.
+--
+CREATE TABLE prom_metric_metadata_catalog (
+	metric text PRIMARY KEY,
+	type text NOT NULL,
+	help text NOT NULL,
+	unit text NOT NULL,
+	writer regrole NOT NULL
+);
+REVOKE ALL ON prom_metric_metadata_catalog FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('prom_metric_metadata_catalog', '');
+
+CREATE VIEW prom_metric_metadata AS
+	SELECT metric, type, help, unit, writer
+	FROM prom_metric_metadata_catalog;
+GRANT SELECT ON prom_metric_metadata TO PUBLIC;
+
+CREATE FUNCTION prom_register(relation regclass, metric text DEFAULT NULL,
+		time_column name DEFAULT NULL, value_column name DEFAULT NULL,
+		label_columns name[] DEFAULT NULL)
+	RETURNS text
+	AS 'MODULE_PATHNAME', 'prom_register'
+	LANGUAGE C VOLATILE;
+
+CREATE FUNCTION prom_unregister(metric text)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'prom_unregister'
+	LANGUAGE C STRICT VOLATILE;
+
+-- Entries of dropped relations go with them.
+CREATE FUNCTION prom_catalog_forget_dropped()
+	RETURNS event_trigger
+	LANGUAGE plpgsql SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+	AS $$
+BEGIN
+	DELETE FROM @extschema@.prom_metric_catalog AS c
+	USING pg_catalog.pg_event_trigger_dropped_objects() AS d
+	WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+	  AND d.objsubid OPERATOR(pg_catalog.=) 0
+	  AND c.relation::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+END
+$$;
+REVOKE ALL ON FUNCTION prom_catalog_forget_dropped() FROM PUBLIC;
+CREATE EVENT TRIGGER prom_catalog_forget_dropped ON sql_drop
+	EXECUTE FUNCTION prom_catalog_forget_dropped();
+
+CREATE FUNCTION prom_series(selector text, start_time timestamptz,
+		end_time timestamptz)
+	RETURNS TABLE (labels jsonb, ts timestamptz[], value double precision[])
+	AS 'MODULE_PATHNAME', 'prom_series'
+	LANGUAGE C STRICT STABLE PARALLEL RESTRICTED ROWS 100;
+
+CREATE FUNCTION prom_explain(selector text, start_time timestamptz,
+		end_time timestamptz, "analyze" boolean DEFAULT false)
+	RETURNS SETOF text
+	AS 'MODULE_PATHNAME', 'prom_explain'
+	LANGUAGE C STRICT VOLATILE;
+
+CREATE FUNCTION prom_regex_match_support(internal)
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_regex_match_support'
+	LANGUAGE C STRICT;
+
+CREATE FUNCTION prom_regex_match(pattern text, value text)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'prom_regex_match'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE
+	SUPPORT prom_regex_match_support;
+
+-- Evaluated once a scan (an index condition of prom_regex_match): it
+-- costs a descent of the index per value.  VOLATILE, so that the planner
+-- does not run it to estimate the condition's selectivity; its query uses
+-- the scan's snapshot all the same.
+CREATE FUNCTION prom_regex_label_values(relation regclass, label text,
+		pattern text)
+	RETURNS text[]
+	AS 'MODULE_PATHNAME', 'prom_regex_label_values'
+	LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED COST 10000;
+
+-- The role a scan of a view's relation checks it as, passed by
+-- prom_regex_match's index condition so that the listing reads the rows
+-- that scan may read.  Only the planner makes its values: the input
+-- function refuses every text, and there is no binary input.
+CREATE TYPE prom_scan_role;
+
+CREATE FUNCTION prom_scan_role_in(cstring)
+	RETURNS prom_scan_role
+	AS 'MODULE_PATHNAME', 'prom_scan_role_in'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_scan_role_out(prom_scan_role)
+	RETURNS cstring
+	AS 'MODULE_PATHNAME', 'prom_scan_role_out'
+	LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE TYPE prom_scan_role (
+	INPUT = prom_scan_role_in,
+	OUTPUT = prom_scan_role_out,
+	INTERNALLENGTH = 4,
+	PASSEDBYVALUE,
+	ALIGNMENT = int4
+);
+
+CREATE FUNCTION prom_regex_label_values(relation regclass, label text,
+		pattern text, scan_role prom_scan_role)
+	RETURNS text[]
+	AS 'MODULE_PATHNAME', 'prom_regex_label_values'
+	LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED COST 10000;
+
+CREATE FUNCTION prom_regex_translate(pattern text)
+	RETURNS text
+	AS 'MODULE_PATHNAME', 'prom_regex_translate'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+--
+-- Remote read
+--
+CREATE FUNCTION prom_remote_read(request bytea)
+	RETURNS bytea
+	AS 'MODULE_PATHNAME', 'prom_remote_read'
+	LANGUAGE C STRICT STABLE;
+
+-- content_type: the request's Content-Type, which names the protocol
+-- version (NULL: remote write 1.0); not STRICT, for its default
+CREATE FUNCTION prom_remote_write(request bytea, content_type text DEFAULT NULL)
+	RETURNS void
+	AS 'MODULE_PATHNAME', 'prom_remote_write'
+	LANGUAGE C VOLATILE;
+
+CREATE FUNCTION prom_write_request(series jsonb)
+	RETURNS bytea
+	AS 'MODULE_PATHNAME', 'prom_write_request'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_request(selector text, start_time timestamptz,
+		end_time timestamptz, response_types text[] DEFAULT '{samples}')
+	RETURNS bytea
+	AS 'MODULE_PATHNAME', 'prom_read_request'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_request(selectors text[], start_time timestamptz,
+		end_time timestamptz, response_types text[] DEFAULT '{samples}')
+	RETURNS bytea
+	AS 'MODULE_PATHNAME', 'prom_read_request_multi'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_request_json(request bytea)
+	RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'prom_read_request_json'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_response_json(response bytea)
+	RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'prom_read_response_json'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_response_agg_transfn(internal, timestamptz,
+		double precision, VARIADIC "any")
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_transfn'
+	LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_response_agg_finalfn(internal)
+	RETURNS bytea
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_finalfn'
+	LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_response_agg_combinefn(internal, internal)
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_combinefn'
+	LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_response_agg_serialfn(internal)
+	RETURNS bytea
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_serialfn'
+	LANGUAGE C STRICT PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_response_agg_deserialfn(bytea, internal)
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_deserialfn'
+	LANGUAGE C STRICT PARALLEL SAFE;
+
+CREATE AGGREGATE prom_read_response_agg(ts timestamptz,
+		value double precision, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_read_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);
+
+-- The transition function for times given as timestamp (read as UTC) or as
+-- a bigint of ms since the Unix epoch.
+CREATE FUNCTION prom_read_response_agg_transfn(internal, timestamp,
+		double precision, VARIADIC "any")
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_transfn'
+	LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_response_agg_transfn(internal, bigint,
+		double precision, VARIADIC "any")
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_transfn'
+	LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION prom_chunked_response_agg_finalfn(internal)
+	RETURNS bytea
+	AS 'MODULE_PATHNAME', 'prom_chunked_response_agg_finalfn'
+	LANGUAGE C PARALLEL SAFE;
+
+CREATE AGGREGATE prom_chunked_response_agg(ts timestamptz,
+		value double precision, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_chunked_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE prom_chunked_response_agg(ts timestamp,
+		value double precision, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_chunked_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE prom_chunked_response_agg(ts bigint,
+		value double precision, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_chunked_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);

@@ -1,0 +1,104 @@
+-- Remote write 2.0: prom_remote_write(request, content_type) decodes an
+-- io.prometheus.write.v2.Request (symbols, label references, per-series
+-- metadata) into what a 1.0 request gives, refuses a bad request whole
+-- with a class-22 SQLSTATE, an unknown proto with PT415, and answers the
+-- X-Prometheus-Remote-Write-*-Written counts in response.headers.
+SET timezone = 'UTC';
+SET datestyle = 'ISO';
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set wire_helpers :abs_srcdir '/fixtures/wire.sql'
+\i :wire_helpers
+CREATE SCHEMA wv2;
+SET promread.write_schema = wv2;
+\set v2 'application/x-protobuf;proto=io.prometheus.write.v2.Request'
+
+-- a request (snappy block) of symbols and series, built from the spec:
+-- Request { repeated string symbols = 4; repeated TimeSeries timeseries = 5 }
+CREATE FUNCTION v2_request(symbols text[], VARIADIC series bytea[])
+	RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
+	SELECT snappy_literal(
+		coalesce((SELECT string_agg(wire_field(4, convert_to(s, 'UTF8')), ''::bytea ORDER BY i)
+				  FROM unnest(symbols) WITH ORDINALITY AS u(s, i)), '')
+		|| coalesce((SELECT string_agg(wire_field(5, t), ''::bytea ORDER BY i)
+					 FROM unnest(series) WITH ORDINALITY AS u(t, i)), ''))
+$$;
+-- TimeSeries.labels_refs = 1, packed
+CREATE FUNCTION v2_refs(VARIADIC refs int[]) RETURNS bytea
+	LANGUAGE sql IMMUTABLE AS $$
+	SELECT wire_field(1, coalesce((SELECT string_agg(wire_varint(r), ''::bytea ORDER BY i)
+		FROM unnest(refs) WITH ORDINALITY AS u(r, i)), ''))
+$$;
+-- TimeSeries.samples = 2: Sample { double value = 1; int64 timestamp = 2 }
+CREATE FUNCTION v2_sample(ms bigint, value float8) RETURNS bytea
+	LANGUAGE sql IMMUTABLE AS $$
+	SELECT wire_field(2, '\x09'::bytea
+		|| decode((SELECT string_agg(lpad(to_hex(get_byte(float8send(value), i)), 2, '0'), '' ORDER BY i DESC)
+				   FROM generate_series(0, 7) i), 'hex')
+		|| '\x10'::bytea || wire_varint(ms))
+$$;
+-- TimeSeries.metadata = 5: Metadata { type = 1; help_ref = 3; unit_ref = 4 }
+CREATE FUNCTION v2_metadata(type int, help_ref int, unit_ref int) RETURNS bytea
+	LANGUAGE sql IMMUTABLE AS $$
+	SELECT wire_field(5, '\x08'::bytea || wire_varint(type) || '\x18'::bytea
+		|| wire_varint(help_ref) || '\x20'::bytea || wire_varint(unit_ref))
+$$;
+-- the SQLSTATE and message of writing a request, or ok and the headers
+CREATE FUNCTION try_v2(request bytea, content_type text) RETURNS text
+	LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM set_config('response.headers', '', true);
+	PERFORM prom_remote_write(request, content_type);
+	RETURN 'ok ' || current_setting('response.headers');
+EXCEPTION WHEN others THEN
+	RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+
+-- symbols: 0 "", 1 __name__, 2 v2_temp, 3 host, 4 a, 5 b, 6 help, 7 celsius
+\set syms '''{"",__name__,v2_temp,host,a,b,"Temperature.",celsius}'''
+-- two series of a new metric, with metadata: written, counted
+SELECT try_v2(v2_request(:syms,
+	v2_refs(1, 2, 3, 4) || v2_sample(1000, 1.5) || v2_sample(2000, 2.5) || v2_metadata(2, 6, 7),
+	v2_refs(3, 5, 1, 2) || v2_sample(1000, -0.25)), :'v2');
+SELECT * FROM wv2.v2_temp ORDER BY host, ts;
+SELECT metric, type, help, unit FROM prom_metric_metadata WHERE metric = 'v2_temp';
+
+-- each refusal: class 22, nothing written (the count stays 3)
+SELECT try_v2(v2_request(:syms, v2_refs(1, 2, 3, 99) || v2_sample(3000, 1)), :'v2');
+SELECT try_v2(v2_request(:syms, v2_refs(1, 2, 3) || v2_sample(3000, 1)), :'v2');
+SELECT try_v2(v2_request('{x,__name__,v2_temp}', v2_refs(1, 2) || v2_sample(3000, 1)), :'v2');
+SELECT try_v2(v2_request(:syms, v2_refs(1, 2) || v2_sample(3000, 1) || wire_field(3, '')), :'v2');
+SELECT try_v2(v2_request(:syms, v2_refs(3, 4) || v2_sample(3000, 1)), :'v2');
+SELECT try_v2(v2_request(:syms, v2_refs(1, 2, 3, 4, 3, 5) || v2_sample(3000, 1)), :'v2');
+SELECT try_v2(v2_request(:syms, v2_refs(1, 2) || v2_sample(3000, 1) || v2_metadata(9, 0, 0)), :'v2');
+SELECT try_v2(v2_request(:syms, v2_refs(1, 2) || v2_sample(3000, 1) || v2_metadata(1, 60, 0)), :'v2');
+SELECT try_v2(snappy_literal(wire_field(4, '') || wire_field(4, '\xff'::bytea)
+	|| wire_field(5, v2_refs(1, 1) || v2_sample(3000, 1))), :'v2');
+-- not a Request (a field 5 whose length runs past the end): 22P03
+SELECT try_v2(snappy_literal(decode('2aff', 'hex')), :'v2');
+-- a valid series beside an invalid one: nothing of the request written
+SELECT try_v2(v2_request(:syms, v2_refs(1, 2, 3, 4) || v2_sample(3000, 1),
+	v2_refs(1, 2, 3, 4, 3) || v2_sample(3000, 1)), :'v2');
+SELECT count(*) FROM wv2.v2_temp;
+
+-- native histograms of 2.0 as 1.0's: 0A000, or dropped
+SELECT try_v2(v2_request(:syms, v2_refs(1, 2) || wire_field(3, '')), :'v2');
+SET promread.write_unsupported = drop;
+SELECT try_v2(v2_request(:syms, v2_refs(1, 2) || wire_field(3, '')), :'v2');
+RESET promread.write_unsupported;
+
+-- an unknown proto: PT415, which PostgREST answers with 415
+SELECT try_v2(v2_request(:syms, v2_refs(1, 2) || v2_sample(3000, 1)),
+	'application/x-protobuf;proto=io.prometheus.write.v3.Request');
+-- 1.0 by content type, by its absence and by default; its counts too
+SELECT try_v2(prom_write_request('[{"labels": {"__name__": "v2_temp", "host": "c"}, "samples": [[5000, 7]]}]'),
+	'application/x-protobuf;proto=prometheus.WriteRequest');
+SELECT try_v2(prom_write_request('[{"labels": {"__name__": "v2_temp", "host": "c"}, "samples": [[6000, 8]]}]'),
+	'application/x-protobuf');
+SELECT prom_remote_write(prom_write_request('[{"labels": {"__name__": "v2_temp", "host": "c"}, "samples": [[7000, 9]]}]'));
+SELECT prom_remote_write(NULL);
+SELECT count(*) FROM wv2.v2_temp;
+
+DELETE FROM prom_metric_metadata_catalog;
+DROP SCHEMA wv2 CASCADE;
+DROP FUNCTION try_v2, v2_request, v2_refs, v2_sample, v2_metadata,
+	wire_varint, snappy_literal, wire_field, wire_matcher, wire_query;
