@@ -666,7 +666,6 @@ report_refusals(const PromWriteGroup *groups, ErrorData **refusals, int ngroups,
 	int			first_code = 0;
 	int			named = 0;
 	int			i;
-	int			j;
 
 	initStringInfo(&detail);
 	for (i = 0; i < ngroups; i++)
@@ -676,8 +675,7 @@ report_refusals(const PromWriteGroup *groups, ErrorData **refusals, int ngroups,
 		if (edata == NULL)
 			continue;
 		nseries += groups[i].nseries;
-		for (j = 0; j < groups[i].nseries; j++)
-			nsamples += groups[i].series[j]->nsamples;
+		nsamples += PromWriteGroupSamples(&groups[i]);
 		if (first_code == 0)
 			first_code = edata->sqlerrcode;
 		if (named < REFUSALS_NAMED)
@@ -707,7 +705,8 @@ report_refusals(const PromWriteGroup *groups, ErrorData **refusals, int ngroups,
  * Samples-Written, -Histograms-Written and -Exemplars-Written, through
  * PostgREST's response.headers: samples of the metrics written (refused
  * metrics not counted); histograms and exemplars, which promread does not
- * store yet, 0.  A 1.0 client ignores them.
+ * store yet, 0.  A 1.0 client ignores them.  Set by the outermost call,
+ * as response.status is: a call from a trigger does not answer the request.
  */
 static void
 set_written_headers(int64 nsamples)
@@ -822,13 +821,9 @@ write_request(bytea *body, bool v2)
 		report_refusals(groups, refusals, ngroups, nrefused);
 	for (i = 0; i < ngroups; i++)
 		if (refusals[i] == NULL)
-		{
-			int			j;
-
-			for (j = 0; j < groups[i].nseries; j++)
-				nsamples_written += groups[i].series[j]->nsamples;
-		}
-	set_written_headers(nsamples_written);
+			nsamples_written += PromWriteGroupSamples(&groups[i]);
+	if (write_depth == 1)
+		set_written_headers(nsamples_written);
 
 	SPI_connect();
 	qsort(request->metadata, request->nmetadata, sizeof(PromWriteMetadata),

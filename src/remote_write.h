@@ -62,6 +62,18 @@ typedef struct PromWriteGroup
 	int			nlabels;
 } PromWriteGroup;
 
+/* How many samples a group's series carry. */
+static inline int64
+PromWriteGroupSamples(const PromWriteGroup *group)
+{
+	int64		nsamples = 0;
+	int			i;
+
+	for (i = 0; i < group->nseries; i++)
+		nsamples += group->series[i]->nsamples;
+	return nsamples;
+}
+
 /* in write_rows.c */
 extern bool PromWriteGroupRows(const PromWriteGroup *group,
 							   const PromMetricEntry *entry);

@@ -593,8 +593,7 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 {
 	Relation	rel;
 	Oid			time_type;
-	int64		nrows = 0;
-	int			i;
+	int64		nrows;
 
 	rel = try_relation_open(entry->relid, RowExclusiveLock);
 	if (rel == NULL)
@@ -615,8 +614,7 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 	/* a value column dropped since the registration: 42703 */
 	(void) column_base_type(entry->relid, entry->value_column, entry->metric);
 
-	for (i = 0; i < group->nseries; i++)
-		nrows += group->series[i]->nsamples;
+	nrows = PromWriteGroupSamples(group);
 	if (nrows > PG_INT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

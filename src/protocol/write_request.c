@@ -111,23 +111,22 @@ decode_series(const ProtobufCBinaryData *pairs, size_t npairs, int i,
 									   series->labels[j].name), NULL);
 }
 
-/* Check and convert series i of a 1.0 request. */
+/*
+ * Check and convert series i of a 1.0 request, its labels laid out as name
+ * and value pairs in pairs (room for the request's longest series).
+ */
 static void
 decode_series_v1(const Prometheus__TimeSeries *msg, int i, PromWriteSeries *series,
-				 PromDecodeBudget *budget)
+				 ProtobufCBinaryData *pairs)
 {
-	ProtobufCBinaryData *pairs;
 	size_t		j;
 
-	PromDecodeBudgetCheck(budget, sizeof(ProtobufCBinaryData) * 2 * msg->n_labels);
-	pairs = palloc(sizeof(ProtobufCBinaryData) * 2 * Max(msg->n_labels, 1));
 	for (j = 0; j < msg->n_labels; j++)
 	{
 		pairs[2 * j] = msg->labels[j]->name;
 		pairs[2 * j + 1] = msg->labels[j]->value;
 	}
 	decode_series(pairs, msg->n_labels, i, series);
-	pfree(pairs);
 	series->nsamples = msg->n_samples;
 	series->samples = msg->samples;
 }
@@ -172,6 +171,8 @@ PromDecodeWriteRequest(const char *body, Size len)
 	MemoryContext oldcxt = MemoryContextSwitchTo(budget->context);
 	PromWriteRequest *request = palloc0(sizeof(PromWriteRequest));
 	Prometheus__WriteRequest *msg;
+	ProtobufCBinaryData *pairs;
+	size_t		maxlabels = 0;
 	size_t		i;
 
 	budget->sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
@@ -180,20 +181,26 @@ PromDecodeWriteRequest(const char *body, Size len)
 						  "remote write request", ERRCODE_INVALID_PARAMETER_VALUE,
 						  budget);
 
-	PromDecodeBudgetCheck(budget, sizeof(PromWriteSeries) * msg->n_timeseries);
+	for (i = 0; i < msg->n_timeseries; i++)
+		maxlabels = Max(maxlabels, msg->timeseries[i]->n_labels);
+	PromDecodeBudgetCheck(budget, sizeof(PromWriteSeries) * msg->n_timeseries +
+						  sizeof(ProtobufCBinaryData) * 2 * maxlabels);
 	request->nseries = msg->n_timeseries;
 	request->series = palloc_extended(sizeof(PromWriteSeries) * Max(msg->n_timeseries, 1),
 									  MCXT_ALLOC_HUGE);
+	pairs = palloc_extended(sizeof(ProtobufCBinaryData) * 2 * Max(maxlabels, 1),
+							MCXT_ALLOC_HUGE);
 	for (i = 0; i < msg->n_timeseries; i++)
 	{
 		const Prometheus__TimeSeries *ts = msg->timeseries[i];
 
 		CHECK_FOR_INTERRUPTS();
-		decode_series_v1(ts, i, &request->series[i], budget);
+		decode_series_v1(ts, i, &request->series[i], pairs);
 		request->nexemplars += ts->n_exemplars;
 		request->nhistograms += ts->n_histograms;
 		PromDecodeBudgetCheck(budget, 0);
 	}
+	pfree(pairs);
 
 	PromDecodeBudgetCheck(budget, sizeof(PromWriteMetadata) * msg->n_metadata);
 	request->nmetadata = msg->n_metadata;
