@@ -134,6 +134,29 @@ extern void PromSeriesSetAddRun(PromSeriesSet *set, PromLayout *layout,
 								const Datum *values, const bool *isnull,
 								const PromSample *samples, int64 nsamples);
 
+/*
+ * Histogram samples.  A layout whose value column is a prom_histogram gives
+ * its series histogram samples: the 8 bytes of such a sample's value hold a
+ * pointer to the histogram (histogram/histogram.h), copied into the set's
+ * memory, not a double.  Readers ask PromSeriesHoldsHistograms first.
+ */
+struct PromHistogram;
+
+static inline const struct PromHistogram *
+PromSampleHistogram(const PromSample *sample)
+{
+	const struct PromHistogram *h;
+
+	StaticAssertStmt(sizeof(h) <= sizeof(sample->v),
+					 "a pointer does not fit a sample's value");
+	memcpy(&h, &sample->v, sizeof(h));
+	return h;
+}
+
+/* in series_set.c */
+extern bool PromSeriesHoldsHistograms(const PromSeriesSet *set,
+									  const PromSeries *series);
+
 /* in samples.c */
 extern int64 PromSeriesSampleCount(const PromSeries *series);
 extern void PromSeriesCopySamples(const PromSeries *series, void *dest);
