@@ -41,7 +41,7 @@ include $(PGXS)
 # write_v2.proto imports remote.proto's Sample
 src/protocol/proto/write_v2.pb-c.c: src/protocol/proto/remote.pb-c.h
 
-$(SRCS:.c=.o): $(PROTOS:=.pb-c.h)
+$(SRCS:.c=.o) $(SRCS:.c=.bc): $(PROTOS:=.pb-c.h)
 
 # the pg_regress suites, for test/suites to check that each one reported
 print-regress:

@@ -19,7 +19,7 @@ BEGIN
 		shift := shift * 128;
 	END LOOP;
 END $$;
-\getenv abs_srcdir PG_ABS_SRCDIR
+\set abs_srcdir `pwd` '/test'
 \set wire_helpers :abs_srcdir '/fixtures/wire.sql'
 \i :wire_helpers
 -- a varint's value as int64

@@ -120,13 +120,14 @@ SELECT prom_register('req_hashed');
 SELECT count(DISTINCT tableoid) AS partitions_holding_them FROM req_hashed
 WHERE instance IN ('host-007', 'host-008');
 SET plan_cache_mode = force_generic_plan;
-SET stats_fetch_consistency = none;
-SELECT pg_stat_force_next_flush();
+\set stats_helpers `pwd` '/test/fixtures/stats.sql'
+\i :stats_helpers
+SELECT flush_stats();
 SELECT sum(seq_scan) AS scans_before FROM pg_stat_user_tables WHERE relname LIKE 'req_hashed_%' \gset
 SELECT count(*) FROM prom_series('req_hashed{instance=~"host-007|host-008"}', '2024-01-01', '2024-01-02');
 SELECT count(*) FROM prom_series('req_hashed{instance=~"host-007|host-008"}', '2024-01-01', '2024-01-02');
 SELECT count(*) FROM prom_series('req_hashed{instance=~"host-007|host-008"}', '2024-01-01', '2024-01-02');
-SELECT pg_stat_force_next_flush();
+SELECT flush_stats();
 SELECT sum(seq_scan) - :scans_before AS partitions_scanned_in_three_reads
 FROM pg_stat_user_tables WHERE relname LIKE 'req_hashed_%';
 RESET plan_cache_mode;
