@@ -140,8 +140,10 @@ SELECT prom_register('rr_hidden');
 GRANT SELECT ON rr_readable TO regress_rr_viewer;
 SET ROLE regress_rr_viewer;
 SELECT labels FROM prom_series('{__name__=~"rr_.*"}', '2024-01-01', '2024-01-02');
+RESET enable_seqscan;  -- (PostgreSQL 18 marks a plan's disabled nodes)
 SELECT regexp_replace(line, '  \(cost=.*\)$', '') AS line
 FROM prom_explain('{__name__=~"rr_.*"}', '2024-01-01', '2024-01-02') AS line;
+SET enable_seqscan = off;
 SELECT count(*) FROM prom_explain('{__name__=~"rr_.*"}', '2024-01-01', '2024-01-02', true) AS line
 WHERE line LIKE 'metric %';
 SELECT * FROM prom_explain('rr_hidden', '2024-01-01', '2024-01-02');

@@ -153,24 +153,31 @@ SELECT estimated_rows('SELECT * FROM req WHERE prom_regex_match(''host-.*5'', in
 	BETWEEN 200 AND 800 AS estimate_near_400;
 -- a regex that keeps most rows is read by a scan
 EXPLAIN (COSTS OFF) SELECT count(*) FROM req WHERE prom_regex_match('host-[01].*', instance);
--- and a column of a nondeterministic collation is never listed
-CREATE COLLATION regress_nocase (provider = icu, locale = 'und-u-ks-level2',
-	deterministic = false);
+-- and a column of a nondeterministic collation is never listed (where the
+-- server has ICU: selective_1.out is the output without it)
+DO $$ BEGIN
+	CREATE COLLATION regress_nocase (provider = icu, locale = 'und-u-ks-level2',
+		deterministic = false);
+EXCEPTION WHEN feature_not_supported THEN NULL;
+END $$;
+SELECT EXISTS (SELECT FROM pg_collation WHERE collname = 'regress_nocase') AS have_icu \gset
+\if :have_icu
 CREATE TABLE req_nocase AS SELECT ts, instance COLLATE regress_nocase AS instance FROM req;
 CREATE INDEX ON req_nocase (instance);
 ANALYZE req_nocase;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM req_nocase WHERE prom_regex_match('host-.*5', instance);
+SELECT prom_regex_label_values('req_nocase', 'instance', '.*');
+DROP TABLE req_nocase;
+DROP COLLATION regress_nocase;
+\endif
 -- prom_regex_label_values: through the index, or by reading the column
 SELECT prom_regex_label_values('req', 'instance', 'host-0.5');
 SELECT array(SELECT unnest(prom_regex_label_values('req', 'code', '5.*|4.*')) ORDER BY 1) AS codes;
 SELECT prom_regex_label_values('req', 'job', '.*') AS non_null_jobs;
 SELECT prom_regex_label_values('req', 'nope', '.*');
 SELECT prom_regex_label_values('req', 'value', '.*');
-SELECT prom_regex_label_values('req_nocase', 'instance', '.*');
 SELECT prom_regex_label_values('req', 'instance', '(');
 
 DROP VIEW req_norm;
-DROP TABLE req, req_by_time, req_hashed, req_unanalyzed, req_series, req_samples,
-	req_nocase;
-DROP COLLATION regress_nocase;
+DROP TABLE req, req_by_time, req_hashed, req_unanalyzed, req_series, req_samples;
 DROP FUNCTION explain, same, estimated_rows;
