@@ -46,3 +46,10 @@ $(SRCS:.c=.o) $(SRCS:.c=.bc): $(PROTOS:=.pb-c.h)
 # the pg_regress suites, for test/suites to check that each one reported
 print-regress:
 	@echo $(REGRESS)
+
+# make dist: the archive PGXN takes (promread-VERSION.zip, one top folder
+# of that name, META.json at its top), from the committed tree
+DIST_VERSION = $(shell sed -nE "s/^default_version = '(.*)'/\1/p" promread.control)
+.PHONY: dist
+dist:
+	git archive --format=zip --prefix=promread-$(DIST_VERSION)/ -o promread-$(DIST_VERSION).zip HEAD
