@@ -41,8 +41,15 @@ include $(PGXS)
 # write_v2.proto imports remote.proto's Sample
 src/protocol/proto/write_v2.pb-c.c: src/protocol/proto/remote.pb-c.h
 
-$(SRCS:.c=.o): $(PROTOS:=.pb-c.h)
+$(SRCS:.c=.o) $(SRCS:.c=.bc): $(PROTOS:=.pb-c.h)
 
 # the pg_regress suites, for test/suites to check that each one reported
 print-regress:
 	@echo $(REGRESS)
+
+# make dist: the archive PGXN takes (promread-VERSION.zip, one top folder
+# of that name, META.json at its top), from the committed tree
+DIST_VERSION = $(shell sed -nE "s/^default_version = '(.*)'/\1/p" promread.control)
+.PHONY: dist
+dist:
+	git archive --format=zip --prefix=promread-$(DIST_VERSION)/ -o promread-$(DIST_VERSION).zip HEAD

@@ -19,7 +19,7 @@ BEGIN
 		shift := shift * 128;
 	END LOOP;
 END $$;
-\getenv abs_srcdir PG_ABS_SRCDIR
+\set abs_srcdir `pwd` '/test'
 \set wire_helpers :abs_srcdir '/fixtures/wire.sql'
 \i :wire_helpers
 -- a varint's value as int64
@@ -240,7 +240,13 @@ RESET promread.max_frame_bytes;
 DELETE FROM ch_b WHERE host LIKE 'say%';
 SET promread.max_frame_bytes = '1kB';
 SHOW promread.max_frame_bytes;
-SET promread.max_frame_bytes = 0;
+-- 0 is refused (the wording of the range differs between majors)
+DO $$ BEGIN
+	SET promread.max_frame_bytes = 0;
+EXCEPTION WHEN invalid_parameter_value THEN
+	RAISE NOTICE 'refused: %, %', SQLSTATE, SQLERRM LIKE '0 B is outside the valid range%';
+END $$;
+SHOW promread.max_frame_bytes;
 RESET promread.max_frame_bytes;
 
 -- several queries: each query's frames in order, query_index its position
