@@ -48,6 +48,7 @@ extern int	promread_write_unknown_labels;
 extern int	promread_write_unsupported;
 extern char *promread_write_trusted_owners;
 extern int	promread_write_max_label_columns;
+extern int	promread_max_histogram_buckets;
 
 /* What remote write does with what it cannot store. */
 typedef enum PromWriteRefusal
