@@ -487,10 +487,13 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 	}
 	message_bytes = PromSeriesLabelsSize(set, series);
 	for (i = 0; i < kept; i++)
-		message_bytes += series_layout(set, series)->histograms ?
-			PromHistogramFieldSize(PromSampleHistogram(&samples[i]),
-								   samples[i].t) :
-			WIRE_SAMPLE_FIELD_SIZE(samples[i].t, samples[i].v);
+	{
+		if (series_layout(set, series)->histograms)
+			message_bytes += PromHistogramFieldSize(PromSampleHistogram(&samples[i]),
+													samples[i].t);
+		else
+			message_bytes += WIRE_SAMPLE_FIELD_SIZE(samples[i].t, samples[i].v);
+	}
 	set_message_bytes(set, series, message_bytes);
 	series->nsamples = kept;
 	series->needs_sort = false;
