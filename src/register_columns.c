@@ -120,7 +120,7 @@ is_time_type(Oid type, bool named)
 static bool
 is_value_type(Oid type, bool named)
 {
-	return type == FLOAT8OID || type == PromHistogramTypeOid() ||
+	return type == FLOAT8OID || PromIsHistogramType(type) ||
 		(named && (type == FLOAT4OID || type == NUMERICOID ||
 				   type == INT2OID || type == INT4OID || type == INT8OID));
 }

@@ -163,5 +163,6 @@ extern void PromHistogramCheck(const PromHistogram *h);
 extern bool PromHistogramSameLayout(const PromHistogram *a,
 									const PromHistogram *b);
 extern Oid	PromHistogramTypeOid(void);
+extern bool PromIsHistogramType(Oid type);
 
 #endif							/* PROMREAD_HISTOGRAM_H */

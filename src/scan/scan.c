@@ -446,7 +446,7 @@ read_metric_columns(const PromMetricEntry *entry, bool named,
 						   type == FLOAT8OID || type == FLOAT4OID ||
 						   type == NUMERICOID || type == INT2OID ||
 						   type == INT4OID || type == INT8OID ||
-						   type == PromHistogramTypeOid()))
+						   PromIsHistogramType(type)))
 		return false;
 	for (i = 0; i < entry->nlabels; i++)
 	{
@@ -517,9 +517,9 @@ value_expression(const MetricColumn *column)
 {
 	const char *name = quote_identifier(column->name);
 
-	if (column->type == FLOAT8OID || column->type == PromHistogramTypeOid())
+	if (column->type == FLOAT8OID || PromIsHistogramType(column->type))
 		return name;
-	if (column->basetype == PromHistogramTypeOid())
+	if (PromIsHistogramType(column->basetype))
 		return psprintf("CAST(%s AS %s)", name,
 						format_type_be_qualified(column->basetype));
 	return psprintf("CAST(%s AS pg_catalog.float8)", name);
@@ -599,8 +599,8 @@ add_scan_layout(PromSeriesSet *set, const MetricScan *scan,
 	types[nlabels] = TEXTOID;
 	const_values[nlabels] = scan->entry->metric;
 	result_types[nlabels] = scan->time_column.type;
-	result_types[nlabels + 1] = scan->value_column.basetype ==
-		PromHistogramTypeOid() ? PromHistogramTypeOid() : FLOAT8OID;
+	result_types[nlabels + 1] = PromIsHistogramType(scan->value_column.basetype) ?
+		scan->value_column.basetype : FLOAT8OID;
 
 	memset(receiver, 0, sizeof(ScanReceiver));
 	receiver->pub.receiveSlot = scan_receive;

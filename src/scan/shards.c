@@ -229,7 +229,7 @@ PromShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
 	}
 	if (!any_ships)
 		return false;
-	if (scan->value_column.basetype == PromHistogramTypeOid())
+	if (PromIsHistogramType(scan->value_column.basetype))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("metric \"%s\" holds histograms, which are not read through shards yet",
