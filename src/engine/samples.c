@@ -36,6 +36,7 @@
 
 #include <math.h>
 
+#include "histogram/histogram.h"
 #include "miscadmin.h"
 #include "series_set.h"
 #include "utils/memutils.h"

@@ -344,9 +344,7 @@ PromIsHistogramType(Oid type)
 	if (type < FirstNormalObjectId)
 		return false;
 	if (!OidIsValid(histogram_type_oid) &&
-		!OidIsValid(GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
-									CStringGetDatum("prom_histogram"),
-									ObjectIdGetDatum(PromExtensionNamespace()))))
+		!OidIsValid(PromExtensionTypeOid("prom_histogram")))
 		return false;
 	return type == PromHistogramTypeOid();
 }

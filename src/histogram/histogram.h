@@ -165,4 +165,9 @@ extern bool PromHistogramSameLayout(const PromHistogram *a,
 extern Oid	PromHistogramTypeOid(void);
 extern bool PromIsHistogramType(Oid type);
 
+/* in histogram_wire.c: as a prompb.Histogram field */
+extern Size PromHistogramFieldSize(const PromHistogram *h, int64 t);
+extern char *PromPutHistogramField(char *p, int field, const PromHistogram *h,
+								   int64 t);
+
 #endif							/* PROMREAD_HISTOGRAM_H */

@@ -45,8 +45,7 @@ struct PromBuffer;
 /* in samples_response.c */
 extern void PromWriteSamplesResult(struct PromSnappyWriter *writer,
 								   const PromSeriesSet *set, bool last);
-struct PromHistogram;
-extern Size PromHistogramFieldSize(const struct PromHistogram *h, int64 t);
+
 
 /* in chunk_encode.c: STREAMED_XOR_CHUNKS frames, read by chunk_decode.h's */
 extern void PromAppendChunkedResult(struct PromBuffer *buf,
