@@ -384,7 +384,7 @@ get_spans(XorReader *r, ChunkLayout *layout, int sign)
 	if ((reason = get_varbit(r, false, &n)) != NULL)
 		return reason;
 	/* a span takes two bits at least */
-	if (n > bits_left(r) / 2)
+	if (n > bits_left(r) / 2 || n > PG_UINT32_MAX)
 		return "it has more spans than bits";
 	layout->nspans[sign] = n;
 	layout->spans[sign] = palloc(sizeof(PromBucketSpan) * Max(n, 1));
@@ -404,7 +404,8 @@ get_spans(XorReader *r, ChunkLayout *layout, int sign)
 		layout->spans[sign][i].offset = (int32) (int64) offset;
 		layout->nbuckets[sign] += length;
 		/* a bucket of the first sample takes a bit at least */
-		if (layout->nbuckets[sign] > bits_left(r))
+		if (layout->nbuckets[sign] > bits_left(r) ||
+			layout->nbuckets[sign] > PG_UINT32_MAX)
 			return "it has more buckets than bits";
 	}
 	return NULL;
@@ -443,7 +444,7 @@ get_layout(XorReader *r, ChunkLayout *layout)
 		return NULL;
 	if ((reason = get_varbit(r, false, &layout->ncustom)) != NULL)
 		return reason;
-	if (layout->ncustom > bits_left(r))
+	if (layout->ncustom > bits_left(r) || layout->ncustom > PG_UINT32_MAX)
 		return "it has more custom bounds than bits";
 	layout->custom = palloc(sizeof(double) * Max(layout->ncustom, 1));
 	for (i = 0; i < layout->ncustom; i++)
@@ -459,6 +460,22 @@ get_layout(XorReader *r, ChunkLayout *layout)
 			memcpy(&layout->custom[i], &word, sizeof(double));
 	}
 	return NULL;
+}
+
+/*
+ * Count more bytes of a chunk's decoding in *held, refused (53200) past what
+ * promread.max_memory leaves: a chunk's histograms may be many times its
+ * bytes.
+ */
+static void
+hold(Size *held, Size more)
+{
+	*held += more;
+	if (*held > PromMemoryAvailable())
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("a histogram chunk's histograms would exceed promread.max_memory (%dkB)",
+						promread_max_memory)));
 }
 
 /* A new histogram of a chunk's layout (none for a stale marker). */
@@ -493,7 +510,8 @@ layout_histogram(const ChunkLayout *layout, bool is_float, bool stale)
  * Decode a HISTOGRAM or FLOAT_HISTOGRAM chunk into a palloc'd array of its
  * samples, each value pointing to a palloc'd histogram (PromSampleHistogram).
  * Returns NULL, or why the data is not a valid chunk; untrusted, never read
- * past its end.  As Prometheus's readers do, the first sample's hint is the
+ * past its end, and its histograms refused (53200) past what
+ * promread.max_memory leaves.  As Prometheus's readers do, the first sample's hint is the
  * chunk's counter-reset bits, a later one's unknown (gauge in a gauge
  * chunk), and a stale marker's sum ends its sample: it is a histogram of
  * that sum alone.
@@ -522,6 +540,7 @@ histogram_chunk_decode(const uint8 *bytes, Size len, bool is_float,
 	uint64	   *changes;
 	uint64		count_delta = 0;
 	uint64		zero_delta = 0;
+	Size		held = 0;		/* bytes of the histograms made */
 	const char *reason;
 
 	if (len < 3)
@@ -538,6 +557,8 @@ histogram_chunk_decode(const uint8 *bytes, Size len, bool is_float,
 	if (count > 0 && (uint64) (count - 1) * 4 + 64 > bits_left(&r))
 		return "it is shorter than its sample count says";
 	nvalues = 3 + layout.nbuckets[0] + layout.nbuckets[1];
+	hold(&held, nvalues * (3 * sizeof(uint64) + 2 * sizeof(int)) +
+		 sizeof(PromSample) * (Size) Max(count, 1));
 	bits = palloc0(sizeof(uint64) * nvalues);
 	leading = palloc0(sizeof(int) * nvalues);
 	trailing = palloc0(sizeof(int) * nvalues);
@@ -597,6 +618,10 @@ histogram_chunk_decode(const uint8 *bytes, Size len, bool is_float,
 		/* a bucket takes a bit at least: none is made for bits not there */
 		if (!stale && nvalues - 3 > bits_left(&r))
 			return "it ends before its last sample";
+		hold(&held, stale ? PROM_HISTOGRAM_HEADER_SIZE :
+			 PromHistogramSize(layout.nspans[0], layout.nspans[1],
+							   layout.nbuckets[0], layout.nbuckets[1],
+							   layout.ncustom));
 		h = layout_histogram(&layout, is_float, stale);
 		h->reset_hint = n == 0 ? first_hints[header] :
 			header == 3 ? PROM_RESET_GAUGE : PROM_RESET_UNKNOWN;

@@ -54,7 +54,9 @@
 #include "regex/regex.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 
 #include "pg_shim.h"
 
@@ -73,6 +75,7 @@ int			promread_max_request_bytes = 32 * 1024 * 1024;
 int			promread_max_frame_bytes = 50000000;
 bool		promread_report_phases = false;
 int			promread_keep_memory = 4 * 1024;
+int			promread_max_histogram_buckets = 10000;
 
 /*
  * promread.max_memory, far lower than its default and its minimum (1 MB)
@@ -88,6 +91,36 @@ Size		shim_memory_margin = 256 * 1024;
  * counted: Go's limits on a regex's size bound it, not promread.max_memory.
  */
 #define SHIM_UNCOUNTED_CONTEXT	"prom_regex translation"
+
+/*
+ * What histogram/histogram.c's type lookups call (catalog.c, the syscache):
+ * nothing a decoder reaches, so reaching one fails the input.
+ */
+Oid
+PromExtensionNamespace(void)
+{
+	shim_fail("PromExtensionNamespace called");
+}
+
+Oid
+PromExtensionTypeOid(const char *name)
+{
+	shim_fail("PromExtensionTypeOid called");
+}
+
+Oid
+GetSysCacheOid(int cacheId, AttrNumber oidcol, Datum key1, Datum key2,
+			   Datum key3, Datum key4)
+{
+	shim_fail("GetSysCacheOid called");
+}
+
+void
+CacheRegisterSyscacheCallback(int cacheid, SyscacheCallbackFunction func,
+							  Datum arg)
+{
+	shim_fail("CacheRegisterSyscacheCallback called");
+}
 
 /*---- Backend globals ----*/
 
