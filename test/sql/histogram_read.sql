@@ -33,7 +33,10 @@ INSERT INTO hlat VALUES
 	('2024-01-01 00:00:15', 'b', '{"kind":"float","schema":-53,"count":7,"sum":41,"positive_spans":[[0,2],[1,1]],"positive_counts":[2,2,3],"custom_values":[-5,0.5,10],"reset_hint":"gauge"}'),
 	-- no value: no sample
 	('2024-01-01 00:00:30', 'b', NULL);
-INSERT INTO hdom VALUES ('2024-01-01 00:01:00', 'c', '{"count":1,"zero_count":1}');
+INSERT INTO hdom VALUES ('2024-01-01 00:01:00', 'c', '{"count":1,"zero_count":1}'),
+	-- two of one millisecond: the one read last is kept, as of floats
+	('2024-01-01 00:00:30', 'c', '{"count":2,"zero_count":2}'),
+	('2024-01-01 00:00:30', 'c', '{"count":3,"zero_count":3}');
 INSERT INTO hboth VALUES ('2024-01-01 00:00:00', 'd', 1.5,
 	'{"kind":"float","count":-0,"zero_threshold":-0,"sum":"-Inf"}');
 
