@@ -1,7 +1,8 @@
 -- Reading native histograms: the value column inferred at registration,
 -- prom_series, both response types through prom_read_response_json, the
--- shard aggregates, and the refusals (ambiguous columns, memory and frame
--- limits, histograms through shards are covered by test/scripts).
+-- shard aggregates, and the refusals (an ambiguous value column, the memory
+-- and frame limits, histograms through shards); test/scripts/
+-- histogram-chunk-check checks every field of many more, bit for bit.
 SET timezone = 'UTC';
 
 -- Registration: a prom_histogram column is a value column, inferred as a
@@ -98,3 +99,30 @@ RESET promread.max_frame_bytes;
 \set VERBOSITY default
 SELECT length(prom_remote_read(prom_read_request('hwide', '2024-01-01', '2024-01-02',
 	response_types => '{streamed_xor_chunks}'))) > 0;
+
+-- A relation of histograms with partitions on a server that lists promread
+-- is refused: shards do not send histograms yet (0A000)
+CREATE EXTENSION postgres_fdw;
+DO $$
+BEGIN
+	EXECUTE format('CREATE SERVER regress_hr_loopback FOREIGN DATA WRAPPER postgres_fdw '
+				   'OPTIONS (host %L, port %L, dbname %L, extensions %L)',
+				   coalesce(nullif(split_part(current_setting('unix_socket_directories'), ',', 1), ''),
+							'localhost'),
+				   current_setting('port'), current_database(), 'promread');
+	EXECUTE format('CREATE USER MAPPING FOR PUBLIC SERVER regress_hr_loopback '
+				   'OPTIONS (user %L, password_required %L)', current_user, 'false');
+END $$;
+CREATE TABLE hsharded (t timestamptz, job text, h prom_histogram) PARTITION BY LIST (job);
+CREATE TABLE hsharded_far_rows (t timestamptz, job text, h prom_histogram);
+CREATE FOREIGN TABLE hsharded_far PARTITION OF hsharded FOR VALUES IN ('far')
+	SERVER regress_hr_loopback OPTIONS (table_name 'hsharded_far_rows');
+INSERT INTO hsharded_far_rows VALUES ('2024-01-01', 'far', '{"count":1,"zero_count":1}');
+SELECT prom_register('hsharded');
+\set VERBOSITY terse
+SELECT prom_read_response_json(prom_remote_read(prom_read_request('hsharded', '2024-01-01', '2024-01-02')));
+\set VERBOSITY default
+SELECT prom_unregister('hsharded');
+DROP TABLE hsharded, hsharded_far_rows;
+DROP USER MAPPING FOR PUBLIC SERVER regress_hr_loopback;
+DROP EXTENSION postgres_fdw CASCADE;
