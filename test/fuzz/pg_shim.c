@@ -35,6 +35,11 @@
  *	  and prom_regex.c only (prom_read_request, prom_regex_translate,
  *	  prom_regex_match), which take Datums from the executor; they abort if
  *	  ever called.
+ *	- CacheRegisterSyscacheCallback, GetSysCacheOid, PromExtensionNamespace:
+ *	  used by histogram.c's PromHistogramTypeOid only, which the decoders
+ *	  never call (histogram.c is linked for PromHistogramAllocate and
+ *	  PromHistogramCheck); they abort if ever called.  So does
+ *	  PromExtensionTypeOid, of histogram.c's PromIsHistogramType.
  *	- GetDatabaseEncoding: PG_UTF8 (promread requires a UTF8 database).
  *	- The GUC variables, at their defaults from src/promread.c.
  *	- CHECK_FOR_INTERRUPTS: no interrupt is ever pending.
@@ -91,36 +96,6 @@ Size		shim_memory_margin = 256 * 1024;
  * counted: Go's limits on a regex's size bound it, not promread.max_memory.
  */
 #define SHIM_UNCOUNTED_CONTEXT	"prom_regex translation"
-
-/*
- * What histogram/histogram.c's type lookups call (catalog.c, the syscache):
- * nothing a decoder reaches, so reaching one fails the input.
- */
-Oid
-PromExtensionNamespace(void)
-{
-	shim_fail("PromExtensionNamespace called");
-}
-
-Oid
-PromExtensionTypeOid(const char *name)
-{
-	shim_fail("PromExtensionTypeOid called");
-}
-
-Oid
-GetSysCacheOid(int cacheId, AttrNumber oidcol, Datum key1, Datum key2,
-			   Datum key3, Datum key4)
-{
-	shim_fail("GetSysCacheOid called");
-}
-
-void
-CacheRegisterSyscacheCallback(int cacheid, SyscacheCallbackFunction func,
-							  Datum arg)
-{
-	shim_fail("CacheRegisterSyscacheCallback called");
-}
 
 /*---- Backend globals ----*/
 
@@ -854,6 +829,32 @@ struct varlena *
 pg_detoast_datum_copy(struct varlena *datum)
 {
 	shim_fail("pg_detoast_datum_copy is outside the fuzzed code");
+}
+
+/* histogram.c's PromHistogramTypeOid: the catalogs are outside the boundary */
+void
+CacheRegisterSyscacheCallback(int cacheid, SyscacheCallbackFunction func, Datum arg)
+{
+	shim_fail("CacheRegisterSyscacheCallback is outside the fuzzed code");
+}
+
+Oid
+GetSysCacheOid(int cacheId, AttrNumber oidcol, Datum key1, Datum key2,
+			   Datum key3, Datum key4)
+{
+	shim_fail("GetSysCacheOid is outside the fuzzed code");
+}
+
+Oid
+PromExtensionNamespace(void)
+{
+	shim_fail("PromExtensionNamespace is outside the fuzzed code");
+}
+
+Oid
+PromExtensionTypeOid(const char *name)
+{
+	shim_fail("PromExtensionTypeOid is outside the fuzzed code");
 }
 
 /*---- ereport / elog ----*/
