@@ -34,7 +34,10 @@
  *    of our own, which checks the row types before the first row.  An
  *    ExecutorStart hook passes the plan's estimate of the rows to the set,
  *    which sizes sample blocks by it.  Rows without a time or value carry
- *    no sample and are skipped by the receiver.
+ *    no sample and are skipped by the receiver.  A value column of type
+ *    prom_histogram (or a domain over it) makes a layout of histograms:
+ *    each row's histogram is copied into the set, and the sample's value
+ *    points to the copy (engine.h).
  * 5. With promread.report_phases on, each scan runs twice, the second time
  *    without grouping, to time the executor alone (run_scan).
  * 6. A relation whose partitions are foreign tables on servers that list
