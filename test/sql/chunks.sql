@@ -406,7 +406,8 @@ SELECT ch_decode(s || '\x8080808080808080800100000000'::bytea) FROM ch_stream;
 -- frames whose CRC matches but whose message is wrong: not protobuf; a
 -- negative and a huge query index; chunks that are not valid XOR: shorter
 -- than their header, ending early, ending inside a varint, meaningful bits
--- overflowing 64; a histogram chunk
+-- overflowing 64; a histogram chunk shorter than its header; a chunk of
+-- encoding 0 (UNKNOWN), which is not decoded
 SELECT ch_decode(s || ch_frame('\x0a05')) FROM ch_stream;
 SELECT ch_decode(s || ch_frame(ch_message('x', 1, 1, 1, '\x0001020000000000000000', -1)))
 FROM ch_stream;
@@ -417,6 +418,7 @@ SELECT ch_decode(ch_frame(ch_message('x', 0, 0, 1, '\x00010000000000')));
 SELECT ch_decode(ch_frame(ch_message('x', 0, 0, 1, '\x000280f4ee0640c7700000000000')));
 SELECT ch_decode(ch_frame(ch_message('x', 0, 0, 1, '\x000280f4ee0640c770000000000001fff8')));
 SELECT ch_decode(ch_frame(ch_message('x', 0, 0, 2, '\x0001')));
+SELECT ch_decode(ch_frame(ch_message('x', 0, 0, 0, '\x0001')));
 -- neither a snappy block nor a frame
 SELECT ch_decode('\xff');
 SELECT ch_decode('\x0a000000000000');
