@@ -5,7 +5,7 @@
  *	  18), in one place: each difference is given the newest major's
  *	  spelling, or the one the code uses, defined for the others.
  *
- * - 15 added SetSingleFuncCall (materialized set-returning functions);
+ * - 15 added InitMaterializedSRF (materialized set-returning functions);
  *   14 gets compat.c's version of it.  15 renamed
  *   EmitWarningsOnPlaceholders MarkGUCPrefixReserved, and added
  *   repalloc_extended, which PromReallocNoOOM stands for (on 14 an
@@ -16,6 +16,11 @@
  *   as) into the query's RTEPermissionInfo list: PromPermissionsOf and
  *   PromSetCheckAsUser reach them, PromCheckPermissions checks them (their
  *   users include executor/executor.h and parser/parse_relation.h).
+ * - 15 added strtoi64 and strtou64; 14 gets them from strtoll and
+ *   strtoull (64 bits on every platform PostgreSQL runs on).
+ * - 16 made the JSON parser's callbacks return a JsonParseErrorType
+ *   (PROM_JSON_CALLBACK, PROM_JSON_DONE), 17 gave makeJsonLexContextCstringLen
+ *   the context to fill first (PromJsonLexer).
  * - 18 replaced the pg_attribute_noreturn() suffix by a pg_noreturn prefix
  *   (the code keeps the former, which GCC and Clang accept in both places)
  *   and removed lc_collate_is_c, which asks a collation's locale now.
@@ -34,10 +39,12 @@
 #endif
 
 #if PG_VERSION_NUM < 150000
-#define SRF_SINGLE_USE_EXPECTED	0x01
-#define SRF_SINGLE_BLESS		0x02
-extern void SetSingleFuncCall(FunctionCallInfo fcinfo, bits32 flags);
+#define MAT_SRF_USE_EXPECTED_DESC	0x01
+#define MAT_SRF_BLESS				0x02
+extern void InitMaterializedSRF(FunctionCallInfo fcinfo, bits32 flags);
 #define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
+#define strtoi64(str, endptr, base) ((int64) strtoll((str), (endptr), (base)))
+#define strtou64(str, endptr, base) ((uint64) strtoull((str), (endptr), (base)))
 extern void *PromReallocNoOOM(void *pointer, Size old_size, Size size);
 #else
 #define PromReallocNoOOM(pointer, old_size, size) \
@@ -62,6 +69,22 @@ extern void *PromReallocNoOOM(void *pointer, Size old_size, Size size);
 #define PromPermissionsOf(nsitem)	((nsitem)->p_rte)
 #define PromCheckPermissions(pstate) ExecCheckRTPerms((pstate)->p_rtable, true)
 #define PromSetCheckAsUser(query, rte, role) ((rte)->checkAsUser = (role))
+#endif
+
+#if PG_VERSION_NUM >= 160000
+#define PROM_JSON_CALLBACK	JsonParseErrorType
+#define PROM_JSON_DONE		return JSON_SUCCESS
+#else
+#define PROM_JSON_CALLBACK	void
+#define PROM_JSON_DONE		return
+#endif
+
+#if PG_VERSION_NUM >= 170000
+#define PromJsonLexer(text, len) \
+	makeJsonLexContextCstringLen(NULL, (text), (len), GetDatabaseEncoding(), true)
+#else
+#define PromJsonLexer(text, len) \
+	makeJsonLexContextCstringLen((text), (len), GetDatabaseEncoding(), true)
 #endif
 
 #if PG_VERSION_NUM >= 180000 && !defined(pg_attribute_noreturn)

@@ -196,7 +196,7 @@ prom_series(PG_FUNCTION_ARGS)
 #if PG_VERSION_NUM >= 160000
 	InitMaterializedSRF(fcinfo, 0);
 #else
-	SetSingleFuncCall(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, 0);
 #endif
 	PromPhasesStart();
 	PromScanBeginCall();

@@ -30,6 +30,7 @@
 
 #include "postgres.h"
 
+#include "compat.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 
