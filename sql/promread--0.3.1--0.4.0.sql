@@ -1,5 +1,6 @@
 /* promread 0.3.1 to 0.4.0: prom_remote_write reads remote write 2.0 too,
-   the version named by its new content_type argument */
+   the version named by its new content_type argument, and stores native
+   histograms and exemplars (in the exemplar tables of prom_exemplars) */
 \echo Use "ALTER EXTENSION promread UPDATE TO '0.4.0'" to load this file. \quit
 
 -- content_type: the request's Content-Type, which names the protocol
@@ -35,3 +36,77 @@ END
 $$;
 
 DROP FUNCTION prom_remote_write(bytea);
+/* promread 0.3.1 to 0.4.0: prom_remote_write reads remote write 2.0 too,
+   the version named by its new content_type argument, and stores native
+   histograms and exemplars (in the exemplar tables of prom_exemplars) */
+\echo Use "ALTER EXTENSION promread UPDATE TO '0.4.0'" to load this file. \quit
+
+-- content_type: the request's Content-Type, which names the protocol
+-- version (NULL: remote write 1.0); not STRICT, for its default
+CREATE FUNCTION prom_remote_write(request bytea, content_type text DEFAULT NULL)
+	RETURNS void
+	AS 'MODULE_PATHNAME', 'prom_remote_write'
+	LANGUAGE C VOLATILE;
+
+-- The new function keeps the old one's EXECUTE grants: a deployment that
+-- revoked it from PUBLIC (docs/deployment.md, "Who may write what") must
+-- not find it open again after the update.
+DO $$
+DECLARE
+	old regprocedure := 'prom_remote_write(bytea)'::regprocedure;
+	new regprocedure := 'prom_remote_write(bytea, text)'::regprocedure;
+	grantee oid;
+BEGIN
+	IF (SELECT proacl FROM pg_catalog.pg_proc WHERE oid = old) IS NULL THEN
+		RETURN;					-- the default: EXECUTE for PUBLIC
+	END IF;
+	EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', new);
+	FOR grantee IN
+		SELECT a.grantee FROM pg_catalog.pg_proc p,
+			LATERAL pg_catalog.aclexplode(p.proacl) a
+		WHERE p.oid = old AND a.privilege_type = 'EXECUTE' AND a.grantee <> p.proowner
+	LOOP
+		EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s', new,
+			CASE WHEN grantee = 0 THEN 'PUBLIC'
+				 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(grantee)) END);
+	END LOOP;
+END
+$$;
+
+DROP FUNCTION prom_remote_write(bytea);
+
+--
+-- The exemplar tables of metrics that remote write created: written by
+-- prom_remote_write when it creates a metric (the table is the writer's),
+-- forgotten when the metric is registered again or unregistered.
+--
+CREATE TABLE prom_exemplar_catalog (
+	metric text PRIMARY KEY,
+	relation regclass NOT NULL
+);
+REVOKE ALL ON prom_exemplar_catalog FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('prom_exemplar_catalog', '');
+
+CREATE VIEW prom_exemplars AS
+	SELECT metric, relation FROM prom_exemplar_catalog;
+GRANT SELECT ON prom_exemplars TO PUBLIC;
+
+-- Entries of dropped relations go with them (exemplar tables too).
+CREATE OR REPLACE FUNCTION prom_catalog_forget_dropped()
+	RETURNS event_trigger
+	LANGUAGE plpgsql SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+	AS $$
+BEGIN
+	DELETE FROM @extschema@.prom_metric_catalog AS c
+	USING pg_catalog.pg_event_trigger_dropped_objects() AS d
+	WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+	  AND d.objsubid OPERATOR(pg_catalog.=) 0
+	  AND c.relation::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+	DELETE FROM @extschema@.prom_exemplar_catalog AS c
+	USING pg_catalog.pg_event_trigger_dropped_objects() AS d
+	WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+	  AND d.objsubid OPERATOR(pg_catalog.=) 0
+	  AND c.relation::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+END
+$$;
