@@ -1,6 +1,7 @@
 /* promread 0.3.1 to 0.4.0: prom_remote_write reads remote write 2.0 too,
-   the version named by its new content_type argument, and stores native
-   histograms and exemplars (in the exemplar tables of prom_exemplars) */
+   the version named by its new content_type argument; the prom_histogram
+   type of native histograms, which it stores, and exemplars (in the
+   exemplar tables that prom_exemplars names) */
 \echo Use "ALTER EXTENSION promread UPDATE TO '0.4.0'" to load this file. \quit
 
 -- content_type: the request's Content-Type, which names the protocol
@@ -36,44 +37,87 @@ END
 $$;
 
 DROP FUNCTION prom_remote_write(bytea);
-/* promread 0.3.1 to 0.4.0: prom_remote_write reads remote write 2.0 too,
-   the version named by its new content_type argument, and stores native
-   histograms and exemplars (in the exemplar tables of prom_exemplars) */
-\echo Use "ALTER EXTENSION promread UPDATE TO '0.4.0'" to load this file. \quit
 
--- content_type: the request's Content-Type, which names the protocol
--- version (NULL: remote write 1.0); not STRICT, for its default
-CREATE FUNCTION prom_remote_write(request bytea, content_type text DEFAULT NULL)
-	RETURNS void
-	AS 'MODULE_PATHNAME', 'prom_remote_write'
-	LANGUAGE C VOLATILE;
+--
+-- Native histograms
+--
 
--- The new function keeps the old one's EXECUTE grants: a deployment that
--- revoked it from PUBLIC (docs/deployment.md, "Who may write what") must
--- not find it open again after the update.
-DO $$
-DECLARE
-	old regprocedure := 'prom_remote_write(bytea)'::regprocedure;
-	new regprocedure := 'prom_remote_write(bytea, text)'::regprocedure;
-	grantee oid;
-BEGIN
-	IF (SELECT proacl FROM pg_catalog.pg_proc WHERE oid = old) IS NULL THEN
-		RETURN;					-- the default: EXECUTE for PUBLIC
-	END IF;
-	EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', new);
-	FOR grantee IN
-		SELECT a.grantee FROM pg_catalog.pg_proc p,
-			LATERAL pg_catalog.aclexplode(p.proacl) a
-		WHERE p.oid = old AND a.privilege_type = 'EXECUTE' AND a.grantee <> p.proowner
-	LOOP
-		EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s', new,
-			CASE WHEN grantee = 0 THEN 'PUBLIC'
-				 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(grantee)) END);
-	END LOOP;
-END
-$$;
+-- A native histogram: every field of prompb.Histogram but its timestamp,
+-- kept bit for bit.  Its text form is a JSON object,
+-- {"kind":"integer","schema":3,...}, that casts to jsonb through text.
+CREATE TYPE prom_histogram;
 
-DROP FUNCTION prom_remote_write(bytea);
+CREATE FUNCTION prom_histogram_in(cstring)
+	RETURNS prom_histogram
+	AS 'MODULE_PATHNAME', 'prom_histogram_in'
+	LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_out(prom_histogram)
+	RETURNS cstring
+	AS 'MODULE_PATHNAME', 'prom_histogram_out'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_recv(internal)
+	RETURNS prom_histogram
+	AS 'MODULE_PATHNAME', 'prom_histogram_recv'
+	LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_send(prom_histogram)
+	RETURNS bytea
+	AS 'MODULE_PATHNAME', 'prom_histogram_send'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE TYPE prom_histogram (
+	INPUT = prom_histogram_in,
+	OUTPUT = prom_histogram_out,
+	RECEIVE = prom_histogram_recv,
+	SEND = prom_histogram_send,
+	INTERNALLENGTH = VARIABLE,
+	ALIGNMENT = double,
+	STORAGE = extended
+);
+
+-- Equality is bit for bit: NaNs of the same bits are equal, 0 and -0 not.
+CREATE FUNCTION prom_histogram_eq(prom_histogram, prom_histogram)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'prom_histogram_eq'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_ne(prom_histogram, prom_histogram)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'prom_histogram_ne'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_hash(prom_histogram)
+	RETURNS integer
+	AS 'MODULE_PATHNAME', 'prom_histogram_hash'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE OPERATOR = (
+	LEFTARG = prom_histogram,
+	RIGHTARG = prom_histogram,
+	FUNCTION = prom_histogram_eq,
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel,
+	HASHES
+);
+
+CREATE OPERATOR <> (
+	LEFTARG = prom_histogram,
+	RIGHTARG = prom_histogram,
+	FUNCTION = prom_histogram_ne,
+	COMMUTATOR = <>,
+	NEGATOR = =,
+	RESTRICT = neqsel,
+	JOIN = neqjoinsel
+);
+
+CREATE OPERATOR CLASS prom_histogram_ops
+	DEFAULT FOR TYPE prom_histogram USING hash AS
+		OPERATOR 1 = (prom_histogram, prom_histogram),
+		FUNCTION 1 prom_histogram_hash(prom_histogram);
 
 --
 -- The exemplar tables of metrics that remote write created: written by

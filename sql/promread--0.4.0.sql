@@ -183,6 +183,87 @@ CREATE FUNCTION prom_regex_translate(pattern text)
 	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 
 --
+-- Native histograms
+--
+
+-- A native histogram: every field of prompb.Histogram but its timestamp,
+-- kept bit for bit.  Its text form is a JSON object,
+-- {"kind":"integer","schema":3,...}, that casts to jsonb through text.
+CREATE TYPE prom_histogram;
+
+CREATE FUNCTION prom_histogram_in(cstring)
+	RETURNS prom_histogram
+	AS 'MODULE_PATHNAME', 'prom_histogram_in'
+	LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_out(prom_histogram)
+	RETURNS cstring
+	AS 'MODULE_PATHNAME', 'prom_histogram_out'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_recv(internal)
+	RETURNS prom_histogram
+	AS 'MODULE_PATHNAME', 'prom_histogram_recv'
+	LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_send(prom_histogram)
+	RETURNS bytea
+	AS 'MODULE_PATHNAME', 'prom_histogram_send'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE TYPE prom_histogram (
+	INPUT = prom_histogram_in,
+	OUTPUT = prom_histogram_out,
+	RECEIVE = prom_histogram_recv,
+	SEND = prom_histogram_send,
+	INTERNALLENGTH = VARIABLE,
+	ALIGNMENT = double,
+	STORAGE = extended
+);
+
+-- Equality is bit for bit: NaNs of the same bits are equal, 0 and -0 not.
+CREATE FUNCTION prom_histogram_eq(prom_histogram, prom_histogram)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'prom_histogram_eq'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_ne(prom_histogram, prom_histogram)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'prom_histogram_ne'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_hash(prom_histogram)
+	RETURNS integer
+	AS 'MODULE_PATHNAME', 'prom_histogram_hash'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE OPERATOR = (
+	LEFTARG = prom_histogram,
+	RIGHTARG = prom_histogram,
+	FUNCTION = prom_histogram_eq,
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel,
+	HASHES
+);
+
+CREATE OPERATOR <> (
+	LEFTARG = prom_histogram,
+	RIGHTARG = prom_histogram,
+	FUNCTION = prom_histogram_ne,
+	COMMUTATOR = <>,
+	NEGATOR = =,
+	RESTRICT = neqsel,
+	JOIN = neqjoinsel
+);
+
+CREATE OPERATOR CLASS prom_histogram_ops
+	DEFAULT FOR TYPE prom_histogram USING hash AS
+		OPERATOR 1 = (prom_histogram, prom_histogram),
+		FUNCTION 1 prom_histogram_hash(prom_histogram);
+
+--
 -- Remote read
 --
 CREATE FUNCTION prom_remote_read(request bytea)
