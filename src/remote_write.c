@@ -687,6 +687,7 @@ report_refusals(const PromWriteGroup *groups, ErrorData **refusals, int ngroups,
 	StringInfoData detail;
 	int64		nseries = 0;
 	int64		nsamples = 0;
+	int64		nhistograms = 0;
 	int			first_code = 0;
 	int			named = 0;
 	int			i;
@@ -699,7 +700,8 @@ report_refusals(const PromWriteGroup *groups, ErrorData **refusals, int ngroups,
 		if (edata == NULL)
 			continue;
 		nseries += groups[i].nseries;
-		nsamples += PromWriteGroupSamples(&groups[i]) + PromWriteGroupHistograms(&groups[i]);
+		nsamples += PromWriteGroupSamples(&groups[i]);
+		nhistograms += PromWriteGroupHistograms(&groups[i]);
 		if (first_code == 0)
 			first_code = edata->sqlerrcode;
 		if (named < REFUSALS_NAMED)
@@ -718,6 +720,10 @@ report_refusals(const PromWriteGroup *groups, ErrorData **refusals, int ngroups,
 								 GUC_ACTION_LOCAL, true, 0, false);
 	ereport(WARNING,
 			(errcode(first_code),
+			 nhistograms > 0 ?
+			 errmsg("remote write refused %d of the %d metrics of the request (%lld series, %lld samples, %lld histograms)",
+					nrefused, ngroups, (long long) nseries, (long long) nsamples,
+					(long long) nhistograms) :
 			 errmsg("remote write refused %d of the %d metrics of the request (%lld series, %lld samples)",
 					nrefused, ngroups, (long long) nseries, (long long) nsamples),
 			 errdetail_internal("%s", detail.data),
