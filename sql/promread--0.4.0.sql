@@ -63,6 +63,22 @@ CREATE VIEW prom_metric_metadata AS
 	FROM prom_metric_metadata_catalog;
 GRANT SELECT ON prom_metric_metadata TO PUBLIC;
 
+--
+-- The exemplar tables of metrics that remote write created: written by
+-- prom_remote_write when it creates a metric (the table is the writer's),
+-- forgotten when the metric is registered again or unregistered.
+--
+CREATE TABLE prom_exemplar_catalog (
+	metric text PRIMARY KEY,
+	relation regclass NOT NULL
+);
+REVOKE ALL ON prom_exemplar_catalog FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('prom_exemplar_catalog', '');
+
+CREATE VIEW prom_exemplars AS
+	SELECT metric, relation FROM prom_exemplar_catalog;
+GRANT SELECT ON prom_exemplars TO PUBLIC;
+
 CREATE FUNCTION prom_register(relation regclass, metric text DEFAULT NULL,
 		time_column name DEFAULT NULL, value_column name DEFAULT NULL,
 		label_columns name[] DEFAULT NULL)
@@ -75,7 +91,7 @@ CREATE FUNCTION prom_unregister(metric text)
 	AS 'MODULE_PATHNAME', 'prom_unregister'
 	LANGUAGE C STRICT VOLATILE;
 
--- Entries of dropped relations go with them.
+-- Entries of dropped relations go with them (exemplar tables too).
 CREATE FUNCTION prom_catalog_forget_dropped()
 	RETURNS event_trigger
 	LANGUAGE plpgsql SECURITY DEFINER
@@ -83,6 +99,11 @@ CREATE FUNCTION prom_catalog_forget_dropped()
 	AS $$
 BEGIN
 	DELETE FROM @extschema@.prom_metric_catalog AS c
+	USING pg_catalog.pg_event_trigger_dropped_objects() AS d
+	WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+	  AND d.objsubid OPERATOR(pg_catalog.=) 0
+	  AND c.relation::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+	DELETE FROM @extschema@.prom_exemplar_catalog AS c
 	USING pg_catalog.pg_event_trigger_dropped_objects() AS d
 	WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
 	  AND d.objsubid OPERATOR(pg_catalog.=) 0
@@ -160,6 +181,87 @@ CREATE FUNCTION prom_regex_translate(pattern text)
 	RETURNS text
 	AS 'MODULE_PATHNAME', 'prom_regex_translate'
 	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+--
+-- Native histograms
+--
+
+-- A native histogram: every field of prompb.Histogram but its timestamp,
+-- kept bit for bit.  Its text form is a JSON object,
+-- {"kind":"integer","schema":3,...}, that casts to jsonb through text.
+CREATE TYPE prom_histogram;
+
+CREATE FUNCTION prom_histogram_in(cstring)
+	RETURNS prom_histogram
+	AS 'MODULE_PATHNAME', 'prom_histogram_in'
+	LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_out(prom_histogram)
+	RETURNS cstring
+	AS 'MODULE_PATHNAME', 'prom_histogram_out'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_recv(internal)
+	RETURNS prom_histogram
+	AS 'MODULE_PATHNAME', 'prom_histogram_recv'
+	LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_send(prom_histogram)
+	RETURNS bytea
+	AS 'MODULE_PATHNAME', 'prom_histogram_send'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE TYPE prom_histogram (
+	INPUT = prom_histogram_in,
+	OUTPUT = prom_histogram_out,
+	RECEIVE = prom_histogram_recv,
+	SEND = prom_histogram_send,
+	INTERNALLENGTH = VARIABLE,
+	ALIGNMENT = double,
+	STORAGE = extended
+);
+
+-- Equality is bit for bit: NaNs of the same bits are equal, 0 and -0 not.
+CREATE FUNCTION prom_histogram_eq(prom_histogram, prom_histogram)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'prom_histogram_eq'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_ne(prom_histogram, prom_histogram)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'prom_histogram_ne'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_hash(prom_histogram)
+	RETURNS integer
+	AS 'MODULE_PATHNAME', 'prom_histogram_hash'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE OPERATOR = (
+	LEFTARG = prom_histogram,
+	RIGHTARG = prom_histogram,
+	FUNCTION = prom_histogram_eq,
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel,
+	HASHES
+);
+
+CREATE OPERATOR <> (
+	LEFTARG = prom_histogram,
+	RIGHTARG = prom_histogram,
+	FUNCTION = prom_histogram_ne,
+	COMMUTATOR = <>,
+	NEGATOR = =,
+	RESTRICT = neqsel,
+	JOIN = neqjoinsel
+);
+
+CREATE OPERATOR CLASS prom_histogram_ops
+	DEFAULT FOR TYPE prom_histogram USING hash AS
+		OPERATOR 1 = (prom_histogram, prom_histogram),
+		FUNCTION 1 prom_histogram_hash(prom_histogram);
 
 --
 -- Remote read

@@ -22,6 +22,14 @@
  * stream does not say how many queries there were).  Every length, CRC and
  * chunk is checked; nothing is read past the end of the input.
  *
+ * A series that carries histograms (TimeSeries.histograms of a SAMPLES
+ * response, HISTOGRAM and FLOAT_HISTOGRAM chunks of a stream) has, after
+ * its "samples", "histograms": [[t, {...}], ...], each histogram as the
+ * prom_histogram type's text form, a JSON object; a series without any has
+ * no such key.  A histogram decoded from a chunk has what the chunk
+ * carries: the chunk's counter-reset hint on its first sample, and a stale
+ * marker's sum alone.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -35,6 +43,8 @@
 #include "miscadmin.h"
 #include "promread.h"
 #include "common/shortest_dec.h"
+#include "histogram/histogram.h"
+#include "utils/lsyscache.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/jsonb.h"
@@ -148,6 +158,43 @@ push_sample(JsonbParseState **state, int64 t, double v)
 	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
 	push_int64(state, WJB_ELEM, t);
 	push_double(state, WJB_ELEM, v);
+	pushJsonbValue(state, WJB_END_ARRAY, NULL);
+}
+
+/*
+ * Push a series' histograms, when it has any, as "histograms": [[t, {...}],
+ * ...], each as the type's text form (a JSON object); samples' values point
+ * to the histograms.
+ */
+static void
+push_histograms(JsonbParseState **state, const PromSample *samples, int64 n)
+{
+	Oid			output;
+	bool		varlena;
+	int64		i;
+
+	if (n == 0)
+		return;
+	getTypeOutputInfo(PromHistogramTypeOid(), &output, &varlena);
+	push_key(state, "histograms");
+	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+	for (i = 0; i < n; i++)
+	{
+		const PromHistogram *h = PromSampleHistogram(&samples[i]);
+		char	   *text = OidOutputFunctionCall(output, PointerGetDatum(h));
+		Jsonb	   *object = DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
+																CStringGetDatum(text)));
+		JsonbValue	v;
+
+		v.type = jbvBinary;
+		v.val.binary.data = &object->root;
+		v.val.binary.len = VARSIZE(object) - VARHDRSZ;
+		pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+		push_int64(state, WJB_ELEM, samples[i].t);
+		pushJsonbValue(state, WJB_ELEM, &v);
+		pushJsonbValue(state, WJB_END_ARRAY, NULL);
+		pfree(text);
+	}
 	pushJsonbValue(state, WJB_END_ARRAY, NULL);
 }
 
@@ -289,6 +336,79 @@ prom_read_request_json(PG_FUNCTION_ARGS)
 	PG_RETURN_JSONB_P(JsonbValueToJsonb(result));
 }
 
+/*
+ * A histogram of a SAMPLES response as a prom_histogram value, checked as
+ * the type checks its input (PromHistogramCheck).
+ */
+static PromHistogram *
+histogram_from_message(const Prometheus__Histogram *m)
+{
+	bool		is_float = m->count_case == PROMETHEUS__HISTOGRAM__COUNT_COUNT_FLOAT;
+	size_t		npositive = is_float ? m->n_positive_counts : m->n_positive_deltas;
+	size_t		nnegative = is_float ? m->n_negative_counts : m->n_negative_deltas;
+	PromHistogram *h;
+	size_t		i;
+
+	if (m->n_positive_spans > PG_UINT32_MAX || m->n_negative_spans > PG_UINT32_MAX ||
+		npositive > PG_UINT32_MAX || nnegative > PG_UINT32_MAX ||
+		m->n_custom_values > PG_UINT32_MAX ||
+		m->schema < PG_INT16_MIN || m->schema > PG_INT16_MAX ||
+		(int) m->reset_hint < PROM_RESET_UNKNOWN ||
+		(int) m->reset_hint > PROM_RESET_GAUGE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("could not decode remote read response"),
+				 errdetail("A histogram's schema, reset hint or sizes are out of range.")));
+	h = PromHistogramAllocate(m->n_positive_spans, m->n_negative_spans,
+							  npositive, nnegative, m->n_custom_values);
+	h->kind = is_float ? PROM_HISTOGRAM_FLOAT : PROM_HISTOGRAM_INTEGER;
+	h->reset_hint = (uint8) m->reset_hint;
+	h->schema = (int16) m->schema;
+	h->zero_threshold = m->zero_threshold;
+	h->sum = m->sum;
+	if (is_float)
+	{
+		h->count.value = m->count_float;
+		h->zero_count.value = m->zero_count_case ==
+			PROMETHEUS__HISTOGRAM__ZERO_COUNT_ZERO_COUNT_FLOAT ? m->zero_count_float : 0;
+	}
+	else
+	{
+		h->count.integer = m->count_int;
+		h->zero_count.integer = m->zero_count_case ==
+			PROMETHEUS__HISTOGRAM__ZERO_COUNT_ZERO_COUNT_INT ? m->zero_count_int : 0;
+	}
+	for (i = 0; i < m->n_positive_spans; i++)
+	{
+		PromHistogramPositiveSpans(h)[i].offset = m->positive_spans[i]->offset;
+		PromHistogramPositiveSpans(h)[i].length = m->positive_spans[i]->length;
+	}
+	for (i = 0; i < m->n_negative_spans; i++)
+	{
+		PromHistogramNegativeSpans(h)[i].offset = m->negative_spans[i]->offset;
+		PromHistogramNegativeSpans(h)[i].length = m->negative_spans[i]->length;
+	}
+	for (i = 0; i < npositive; i++)
+	{
+		if (is_float)
+			PromHistogramPositiveBuckets(h)[i].count = m->positive_counts[i];
+		else
+			PromHistogramPositiveBuckets(h)[i].delta = m->positive_deltas[i];
+	}
+	for (i = 0; i < nnegative; i++)
+	{
+		if (is_float)
+			PromHistogramNegativeBuckets(h)[i].count = m->negative_counts[i];
+		else
+			PromHistogramNegativeBuckets(h)[i].delta = m->negative_deltas[i];
+	}
+	if (m->n_custom_values > 0)
+		memcpy(PromHistogramCustomValues(h), m->custom_values,
+			   sizeof(double) * m->n_custom_values);
+	PromHistogramCheck(h);
+	return h;
+}
+
 /* Push the results of a SAMPLES response (a snappy ReadResponse). */
 static void
 push_samples_results(JsonbParseState **state, const char *body, Size body_len)
@@ -327,24 +447,42 @@ push_samples_results(JsonbParseState **state, const char *body, Size body_len)
 			const Prometheus__TimeSeries *series = result->timeseries[j];
 			size_t		k;
 
+			PromSample *histograms = palloc(sizeof(PromSample) *
+											Max(series->n_histograms, 1));
+
 			push_series_start(state, series->labels, series->n_labels);
 			for (k = 0; k < series->n_samples; k++)
 				push_sample(state, series->samples[k]->timestamp,
 							series->samples[k]->value);
-			push_array_in_object_end(state);
+			pushJsonbValue(state, WJB_END_ARRAY, NULL);
+			for (k = 0; k < series->n_histograms; k++)
+			{
+				histograms[k].t = series->histograms[k]->timestamp;
+				histograms[k].v = PromHistogramSampleValue(histogram_from_message(series->histograms[k]));
+			}
+			push_histograms(state, histograms, series->n_histograms);
+			pushJsonbValue(state, WJB_END_OBJECT, NULL);
+			pfree(histograms);
 		}
 		push_array_in_object_end(state);
 	}
 }
 
 /* One series of a chunked stream, gathered from its frames. */
+typedef struct SampleArray
+{
+	PromSample *samples;
+	int64		n;
+	int64		capacity;
+} SampleArray;
+
 typedef struct DecodedSeries
 {
 	Prometheus__Label **labels;
 	size_t		nlabels;
-	PromSample *samples;
-	int64		nsamples;
-	int64		capacity;
+	SampleArray floats;			/* of XOR chunks */
+	SampleArray histograms;		/* of histogram chunks: values point to
+								 * histograms */
 } DecodedSeries;
 
 /* Do two label lists hold the same labels? */
@@ -364,26 +502,33 @@ same_labels(Prometheus__Label **a, size_t na, Prometheus__Label **b, size_t nb)
 	return true;
 }
 
-/* Decode a chunk's samples and append them to a series. */
+/*
+ * Decode a chunk's samples and append them to a series: those of histogram
+ * chunks to its histograms, those of XOR chunks to its floats.
+ */
 static void
 append_chunk(DecodedSeries *series, const Prometheus__Chunk *chunk,
 			 int64 frame, size_t index)
 {
+	bool		histograms = chunk->type == PROMETHEUS__CHUNK__ENCODING__HISTOGRAM ||
+		chunk->type == PROMETHEUS__CHUNK__ENCODING__FLOAT_HISTOGRAM;
+	SampleArray *array = histograms ? &series->histograms : &series->floats;
 	int			nsamples;
-	PromSample *samples = PromDecodeChunk(chunk->type, wire_bytes(chunk->data),
-										  chunk->data.len, frame, index,
-										  &nsamples);
+	PromSample *samples = histograms ?
+		PromDecodeHistogramChunk(chunk->type, wire_bytes(chunk->data),
+								 chunk->data.len, frame, index, &nsamples) :
+		PromDecodeChunk(chunk->type, wire_bytes(chunk->data), chunk->data.len,
+						frame, index, &nsamples);
 
-	if (series->nsamples + nsamples > series->capacity)
+	if (array->n + nsamples > array->capacity)
 	{
-		series->capacity = Max(series->capacity * 2, series->nsamples + nsamples);
-		series->samples = series->samples == NULL ?
-			palloc_extended(sizeof(PromSample) * series->capacity, MCXT_ALLOC_HUGE) :
-			repalloc_huge(series->samples, sizeof(PromSample) * series->capacity);
+		array->capacity = Max(array->capacity * 2, array->n + nsamples);
+		array->samples = array->samples == NULL ?
+			palloc_extended(sizeof(PromSample) * array->capacity, MCXT_ALLOC_HUGE) :
+			repalloc_huge(array->samples, sizeof(PromSample) * array->capacity);
 	}
-	memcpy(series->samples + series->nsamples, samples,
-		   sizeof(PromSample) * nsamples);
-	series->nsamples += nsamples;
+	memcpy(array->samples + array->n, samples, sizeof(PromSample) * nsamples);
+	array->n += nsamples;
 	pfree(samples);
 }
 
@@ -456,9 +601,13 @@ push_chunked_results(JsonbParseState **state, const char *data, Size len)
 			int64		k;
 
 			push_series_start(state, series->labels, series->nlabels);
-			for (k = 0; k < series->nsamples; k++)
-				push_sample(state, series->samples[k].t, series->samples[k].v);
-			push_array_in_object_end(state);
+			for (k = 0; k < series->floats.n; k++)
+				push_sample(state, series->floats.samples[k].t,
+							series->floats.samples[k].v);
+			pushJsonbValue(state, WJB_END_ARRAY, NULL);
+			push_histograms(state, series->histograms.samples,
+							series->histograms.n);
+			pushJsonbValue(state, WJB_END_OBJECT, NULL);
 		}
 		push_array_in_object_end(state);
 	}
@@ -515,7 +664,7 @@ invalid_json(const char *message)
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid series for prom_write_request: %s", message),
-			 errhint("Pass [{\"labels\": {\"__name__\": \"up\", ...}, \"samples\": [[ms, value], ...]}, ...].")));
+			 errhint("Pass [{\"labels\": {\"__name__\": \"up\", ...}, \"samples\": [[ms, value], ...], \"histograms\": [{...}], \"exemplars\": [{...}]}, ...].")));
 }
 
 /* A JSON sample value: a number, or "NaN", "+Inf", "-Inf", "StaleNaN". */
@@ -548,28 +697,20 @@ json_sample_value(const JsonbValue *v)
 	invalid_json("a sample value is a number, \"NaN\", \"+Inf\", \"-Inf\" or \"StaleNaN\"");
 }
 
-/* Fill a TimeSeries from one element of prom_write_request's array. */
-static void
-json_series(JsonbContainer *object, Prometheus__TimeSeries *ts)
+/*
+ * The labels of a JSON object {"name": "value", ...} as Label messages;
+ * *n set to their number.
+ */
+static Prometheus__Label **
+json_labels(JsonbContainer *object, size_t *n)
 {
-	JsonbValue	labels;
-	JsonbValue	samples;
-	JsonbIterator *it;
+	Prometheus__Label **labels = palloc(sizeof(Prometheus__Label *) *
+										Max(JsonContainerSize(object), 1));
+	JsonbIterator *it = JsonbIteratorInit(object);
 	JsonbValue	v;
 	JsonbIteratorToken token;
-	int			n;
-	int			i;
 
-	if (getKeyJsonValueFromContainer(object, "labels", 6, &labels) == NULL ||
-		labels.type != jbvBinary || !JsonContainerIsObject(labels.val.binary.data))
-		invalid_json("each series has an object \"labels\"");
-	if (getKeyJsonValueFromContainer(object, "samples", 7, &samples) == NULL ||
-		samples.type != jbvBinary || !JsonContainerIsArray(samples.val.binary.data))
-		invalid_json("each series has an array \"samples\"");
-
-	n = JsonContainerSize(labels.val.binary.data);
-	ts->labels = palloc(sizeof(Prometheus__Label *) * Max(n, 1));
-	it = JsonbIteratorInit(labels.val.binary.data);
+	*n = 0;
 	while ((token = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 	{
 		Prometheus__Label *label;
@@ -584,14 +725,238 @@ json_series(JsonbContainer *object, Prometheus__TimeSeries *ts)
 			invalid_json("label values are strings");
 		label->value.data = (uint8_t *) v.val.string.val;
 		label->value.len = v.val.string.len;
-		ts->labels[ts->n_labels++] = label;
+		labels[(*n)++] = label;
+	}
+	return labels;
+}
+
+/* The array under a key of an object, or NULL when the key is absent. */
+static JsonbContainer *
+json_array(JsonbContainer *object, const char *key, const char *message)
+{
+	JsonbValue	v;
+
+	if (getKeyJsonValueFromContainer(object, key, strlen(key), &v) == NULL)
+		return NULL;
+	if (v.type != jbvBinary || !JsonContainerIsArray(v.val.binary.data))
+		invalid_json(message);
+	return v.val.binary.data;
+}
+
+/* The integer under a key of an object, or false when the key is absent. */
+static bool
+json_int64(JsonbContainer *object, const char *key, int64 *out)
+{
+	JsonbValue	v;
+
+	if (getKeyJsonValueFromContainer(object, key, strlen(key), &v) == NULL)
+		return false;
+	if (v.type != jbvNumeric)
+		invalid_json(psprintf("\"%s\" is an integer", key));
+	*out = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v.val.numeric)));
+	return true;
+}
+
+/* The number under a key of an object (as json_sample_value), or false. */
+static bool
+json_double(JsonbContainer *object, const char *key, double *out)
+{
+	JsonbValue	v;
+
+	if (getKeyJsonValueFromContainer(object, key, strlen(key), &v) == NULL)
+		return false;
+	*out = json_sample_value(&v);
+	return true;
+}
+
+/* The integers of an optional array under a key, *n set to their number. */
+static int64_t *
+json_int64s(JsonbContainer *object, const char *key, size_t *n)
+{
+	JsonbContainer *array = json_array(object, key, "bucket deltas are an array of integers");
+	int64_t    *out;
+	size_t		i;
+
+	*n = array != NULL ? JsonContainerSize(array) : 0;
+	out = palloc(sizeof(int64_t) * Max(*n, 1));
+	for (i = 0; i < *n; i++)
+	{
+		JsonbValue *v = getIthJsonbValueFromContainer(array, i);
+
+		if (v->type != jbvNumeric)
+			invalid_json("bucket deltas are an array of integers");
+		out[i] = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v->val.numeric)));
+	}
+	return out;
+}
+
+/* The numbers of an optional array under a key, *n set to their number. */
+static double *
+json_doubles(JsonbContainer *object, const char *key, size_t *n)
+{
+	JsonbContainer *array = json_array(object, key, "bucket counts and bounds are arrays of numbers");
+	double	   *out;
+	size_t		i;
+
+	*n = array != NULL ? JsonContainerSize(array) : 0;
+	out = palloc(sizeof(double) * Max(*n, 1));
+	for (i = 0; i < *n; i++)
+		out[i] = json_sample_value(getIthJsonbValueFromContainer(array, i));
+	return out;
+}
+
+/* The spans of an optional array [[offset, length], ...] under a key. */
+static Prometheus__BucketSpan **
+json_spans(JsonbContainer *object, const char *key, size_t *n)
+{
+	JsonbContainer *array = json_array(object, key, "spans are an array of [offset, length]");
+	Prometheus__BucketSpan **out;
+	size_t		i;
+
+	*n = array != NULL ? JsonContainerSize(array) : 0;
+	out = palloc(sizeof(Prometheus__BucketSpan *) * Max(*n, 1));
+	for (i = 0; i < *n; i++)
+	{
+		JsonbValue *pair = getIthJsonbValueFromContainer(array, i);
+		JsonbValue *offset;
+		JsonbValue *length;
+
+		if (pair->type != jbvBinary || !JsonContainerIsArray(pair->val.binary.data) ||
+			JsonContainerSize(pair->val.binary.data) != 2 ||
+			(offset = getIthJsonbValueFromContainer(pair->val.binary.data, 0))->type != jbvNumeric ||
+			(length = getIthJsonbValueFromContainer(pair->val.binary.data, 1))->type != jbvNumeric)
+			invalid_json("spans are an array of [offset, length]");
+		out[i] = palloc(sizeof(Prometheus__BucketSpan));
+		prometheus__bucket_span__init(out[i]);
+		out[i]->offset = DatumGetInt32(DirectFunctionCall1(numeric_int4,
+														   NumericGetDatum(offset->val.numeric)));
+		out[i]->length = (uint32) DatumGetInt64(DirectFunctionCall1(numeric_int8,
+																	NumericGetDatum(length->val.numeric)));
+	}
+	return out;
+}
+
+/*
+ * A Histogram message from a JSON object of its fields, named as in
+ * prompb.Histogram: count_int or count_float, sum, schema, zero_threshold,
+ * zero_count_int or zero_count_float, positive_spans and negative_spans
+ * ([[offset, length], ...]), positive_deltas, negative_deltas,
+ * positive_counts, negative_counts, reset_hint, timestamp, custom_values,
+ * start_timestamp.  Absent fields are unset, so that any message can be
+ * built, valid or not.
+ */
+static Prometheus__Histogram *
+json_histogram(JsonbContainer *object)
+{
+	Prometheus__Histogram *h = palloc(sizeof(Prometheus__Histogram));
+	int64		i;
+
+	prometheus__histogram__init(h);
+	if (json_int64(object, "count_int", &i))
+	{
+		h->count_case = PROMETHEUS__HISTOGRAM__COUNT_COUNT_INT;
+		h->count_int = (uint64) i;
+	}
+	if (json_double(object, "count_float", &h->count_float))
+		h->count_case = PROMETHEUS__HISTOGRAM__COUNT_COUNT_FLOAT;
+	if (json_int64(object, "zero_count_int", &i))
+	{
+		h->zero_count_case = PROMETHEUS__HISTOGRAM__ZERO_COUNT_ZERO_COUNT_INT;
+		h->zero_count_int = (uint64) i;
+	}
+	if (json_double(object, "zero_count_float", &h->zero_count_float))
+		h->zero_count_case = PROMETHEUS__HISTOGRAM__ZERO_COUNT_ZERO_COUNT_FLOAT;
+	(void) json_double(object, "sum", &h->sum);
+	(void) json_double(object, "zero_threshold", &h->zero_threshold);
+	if (json_int64(object, "schema", &i))
+		h->schema = (int32) i;
+	if (json_int64(object, "reset_hint", &i))
+		h->reset_hint = (Prometheus__Histogram__ResetHint) i;
+	(void) json_int64(object, "timestamp", &h->timestamp);
+	(void) json_int64(object, "start_timestamp", &h->start_timestamp);
+	h->positive_spans = json_spans(object, "positive_spans", &h->n_positive_spans);
+	h->negative_spans = json_spans(object, "negative_spans", &h->n_negative_spans);
+	h->positive_deltas = json_int64s(object, "positive_deltas", &h->n_positive_deltas);
+	h->negative_deltas = json_int64s(object, "negative_deltas", &h->n_negative_deltas);
+	h->positive_counts = json_doubles(object, "positive_counts", &h->n_positive_counts);
+	h->negative_counts = json_doubles(object, "negative_counts", &h->n_negative_counts);
+	h->custom_values = json_doubles(object, "custom_values", &h->n_custom_values);
+	return h;
+}
+
+/*
+ * The histograms and exemplars of a series' JSON object, if any:
+ * "histograms": [{...}, ...] (json_histogram) and "exemplars": [{"labels":
+ * {...}, "value": v, "timestamp": ms}, ...].
+ */
+static void
+json_histograms_exemplars(JsonbContainer *object, Prometheus__TimeSeries *ts)
+{
+	JsonbContainer *histograms = json_array(object, "histograms",
+											"\"histograms\" is an array of objects");
+	JsonbContainer *exemplars = json_array(object, "exemplars",
+										   "\"exemplars\" is an array of objects");
+	int			n;
+	int			i;
+
+	n = histograms != NULL ? JsonContainerSize(histograms) : 0;
+	ts->histograms = palloc(sizeof(Prometheus__Histogram *) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		JsonbValue *h = getIthJsonbValueFromContainer(histograms, i);
+
+		if (h->type != jbvBinary || !JsonContainerIsObject(h->val.binary.data))
+			invalid_json("\"histograms\" is an array of objects");
+		ts->histograms[ts->n_histograms++] = json_histogram(h->val.binary.data);
 	}
 
-	n = JsonContainerSize(samples.val.binary.data);
+	n = exemplars != NULL ? JsonContainerSize(exemplars) : 0;
+	ts->exemplars = palloc(sizeof(Prometheus__Exemplar *) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		JsonbValue *e = getIthJsonbValueFromContainer(exemplars, i);
+		Prometheus__Exemplar *exemplar;
+		JsonbValue	labels;
+
+		if (e->type != jbvBinary || !JsonContainerIsObject(e->val.binary.data))
+			invalid_json("\"exemplars\" is an array of objects");
+		exemplar = palloc(sizeof(Prometheus__Exemplar));
+		prometheus__exemplar__init(exemplar);
+		if (getKeyJsonValueFromContainer(e->val.binary.data, "labels", 6, &labels) != NULL)
+		{
+			if (labels.type != jbvBinary || !JsonContainerIsObject(labels.val.binary.data))
+				invalid_json("an exemplar's \"labels\" is an object");
+			exemplar->labels = json_labels(labels.val.binary.data, &exemplar->n_labels);
+		}
+		(void) json_double(e->val.binary.data, "value", &exemplar->value);
+		(void) json_int64(e->val.binary.data, "timestamp", &exemplar->timestamp);
+		ts->exemplars[ts->n_exemplars++] = exemplar;
+	}
+}
+
+/* Fill a TimeSeries from one element of prom_write_request's array. */
+static void
+json_series(JsonbContainer *object, Prometheus__TimeSeries *ts)
+{
+	JsonbValue	labels;
+	JsonbContainer *samples;
+	int			n;
+	int			i;
+
+	if (getKeyJsonValueFromContainer(object, "labels", 6, &labels) == NULL ||
+		labels.type != jbvBinary || !JsonContainerIsObject(labels.val.binary.data))
+		invalid_json("each series has an object \"labels\"");
+	samples = json_array(object, "samples", "\"samples\" is an array");
+	ts->labels = json_labels(labels.val.binary.data, &ts->n_labels);
+	json_histograms_exemplars(object, ts);
+	if (samples == NULL)
+		return;
+
+	n = JsonContainerSize(samples);
 	ts->samples = palloc_extended(sizeof(Prometheus__Sample *) * Max(n, 1), MCXT_ALLOC_HUGE);
 	for (i = 0; i < n; i++)
 	{
-		JsonbValue *pair = getIthJsonbValueFromContainer(samples.val.binary.data, i);
+		JsonbValue *pair = getIthJsonbValueFromContainer(samples, i);
 		JsonbValue *t;
 		Prometheus__Sample *sample;
 
@@ -614,7 +979,8 @@ json_series(JsonbContainer *object, Prometheus__TimeSeries *ts)
 /*
  * prom_write_request(series jsonb) returns bytea: a snappy-compressed
  * WriteRequest of the series given as [{"labels": {...}, "samples": [[ms,
- * value], ...]}, ...], as Prometheus would send it.  Nothing is checked
+ * value], ...], "histograms": [...], "exemplars": [...]}, ...] (samples,
+ * histograms and exemplars each optional), as Prometheus would send it.  Nothing is checked
  * here that prom_remote_write checks, so that bad requests can be built.
  */
 Datum

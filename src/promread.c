@@ -30,11 +30,11 @@ int			promread_max_memory = 1024 * 1024;
 bool		promread_write_create_metrics = true;
 char	   *promread_write_schema = NULL;
 int			promread_write_unknown_labels = PROM_WRITE_ERROR;
-int			promread_write_unsupported = PROM_WRITE_ERROR;
 char	   *promread_write_trusted_owners = NULL;
 int			promread_write_max_label_columns = 400;
+int			promread_max_histogram_buckets = 10000;
 
-/* Values of promread.write_unknown_labels and promread.write_unsupported. */
+/* Values of promread.write_unknown_labels. */
 static const struct config_enum_entry write_refusal_options[] = {
 	{"error", PROM_WRITE_ERROR, false},
 	{"drop", PROM_WRITE_DROP, false},
@@ -97,6 +97,13 @@ _PG_init(void)
 							1024 * 1024, 1024, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("promread.max_histogram_buckets",
+							"Most buckets, spans and custom bucket bounds of one native histogram.",
+							"A prom_histogram value, from text, binary input or remote write, with more buckets (of both signs together), more spans, or more custom bucket bounds than this is refused.",
+							&promread_max_histogram_buckets,
+							10000, 1, 10000000,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
 	DefineCustomBoolVariable("promread.shard_grouping",
 							 "Lets a metric's postgres_fdw partitions group their own rows.",
 							 "A partition on a server whose extensions option lists promread answers with its series instead of its rows.",
@@ -139,13 +146,6 @@ _PG_init(void)
 							400, 0, 1000,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
-	DefineCustomEnumVariable("promread.write_unsupported",
-							 "What remote write does with exemplars and native histograms, which promread does not store.",
-							 "error refuses a request that carries any; drop writes its float samples without them.",
-							 &promread_write_unsupported,
-							 PROM_WRITE_ERROR, write_refusal_options,
-							 PGC_USERSET, 0,
-							 NULL, NULL, NULL);
 	DefineCustomStringVariable("promread.write_trusted_owners",
 							   "Roles whose relations remote write writes into even when that runs their code.",
 							   "A comma-separated list of role names.  Remote write refuses a relation owned by another role, not a superuser nor listed here, when writing into it would run that role's triggers, rules, policies or expressions as the writer.",

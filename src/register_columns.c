@@ -5,11 +5,14 @@
  *	  column and the label columns of a relation, as named or inferred.
  *
  * Unnamed, the time column is the one column of type timestamptz or
- * timestamp, the value column the one of type double precision, and the
- * labels every column of type text, varchar, name or an enum (domains
- * looked through); two candidates are an error that asks for the name.
- * Named, a time column may also be bigint (milliseconds since the Unix
- * epoch) and a value column real, numeric or an integer type.
+ * timestamp, the value column the one of type double precision or
+ * prom_histogram (a metric of native histograms), and the labels every
+ * column of type text, varchar, name or an enum (domains looked through);
+ * two candidates are an error that asks for the name, so a relation with a
+ * double precision and a prom_histogram column must name its value column,
+ * as one with two double precision columns must.  Named, a time column may
+ * also be bigint (milliseconds since the Unix epoch) and a value column
+ * real, numeric or an integer type.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,6 +30,7 @@
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "lib/stringinfo.h"
+#include "histogram/histogram.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "tcop/utility.h"
@@ -109,11 +113,14 @@ is_time_type(Oid type, bool named)
 		(named && type == INT8OID);
 }
 
-/* Is the type allowed for the value column; inferred only if float8? */
+/*
+ * Is the type allowed for the value column; inferred only if float8 or
+ * prom_histogram?
+ */
 static bool
 is_value_type(Oid type, bool named)
 {
-	return type == FLOAT8OID ||
+	return type == FLOAT8OID || type == PromHistogramTypeOid() ||
 		(named && (type == FLOAT4OID || type == NUMERICOID ||
 				   type == INT2OID || type == INT4OID || type == INT8OID));
 }
@@ -276,7 +283,7 @@ PromChooseRegisteredColumns(Relation rel, Name time_name, Name value_name,
 								is_time_type);
 	value_column = choose_column(rel, columns, value_name,
 								 "value", "value_column",
-								 "double precision, real, numeric, smallint, integer or bigint",
+								 "double precision, prom_histogram, real, numeric, smallint, integer or bigint",
 								 is_value_type);
 	if (time_column == value_column)
 		ereport(ERROR,

@@ -20,7 +20,7 @@
  *    inner one ends, by error too.
  * 3. What COPY cannot write (views, foreign tables, tables under row-level
  *    security, whose WITH CHECK policies COPY does not apply, value columns
- *    other than float8, labels of types whose binary input is not their
+ *    other than float8, native histograms into prom_histogram columns, labels of types whose binary input is not their
  *    text, labels in a session whose client_encoding is not the database's,
  *    from which binary input would convert them) gets one INSERT ... SELECT FROM ROWS FROM (unnest($1),
  *    unnest($2), ...) through SPI instead, the times, values and label
@@ -28,7 +28,9 @@
  *
  * Times become the time column's type (ms since the Unix epoch for int8),
  * 22008 outside PostgreSQL's range; values keep their bits (a stale marker
- * stays one) and are assigned to the value column's type; label values are
+ * stays one) and are assigned to the value column's type; native
+ * histograms go to a prom_histogram value column, float samples to any
+ * other (the other kind refuses the metric, 22023); label values are
  * assigned to their columns' types (enum labels must be labels of the enum).
  * A label is written to the column the catalog maps it to; the labels of a
  * series that have no column, where the relation has a column of overflow
@@ -63,11 +65,12 @@
 #include "utils/timestamp.h"
 
 /*
- * Microseconds since the PostgreSQL epoch of a sample's time in ms since
- * the Unix epoch; 22008 outside PostgreSQL's range of timestamps.
+ * Microseconds since the PostgreSQL epoch of a sample's (or an exemplar's)
+ * time in ms since the Unix epoch; 22008 outside PostgreSQL's range of
+ * timestamps.
  */
-static int64
-sample_timestamp(int64 ms, const char *metric)
+int64
+PromWriteTimestamp(int64 ms, const char *metric)
 {
 	int64		us;
 
@@ -119,9 +122,17 @@ append_overflow_label(StringInfo out, const PromWriteLabel *label,
 	escape_json(out, scratch->data);
 }
 
+/* The rows a series gives: its histograms or its float samples. */
+static inline int
+series_rows(const PromWriteSeries *series, bool histograms)
+{
+	return histograms ? series->nhistograms : series->nsamples;
+}
+
 /* The columns of one INSERT: $1 times, $2 values, then label arrays. */
 typedef struct InsertColumns
 {
+	bool		histograms;		/* values are the series' histograms */
 	int			nparams;
 	int		   *param_of_label; /* per label of the group; -1 without column */
 	int			overflow_param; /* the overflow labels'; -1 without column */
@@ -165,19 +176,22 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 	for (i = 0; i < group->nseries; i++)
 	{
 		const PromWriteSeries *series = group->series[i];
+		int			nrows = series_rows(series, cols->histograms);
 		int64		first = row;
 		int			l = 0;
 		int			s;
 
 		CHECK_FOR_INTERRUPTS();
-		for (s = 0; s < series->nsamples; s++, row++)
+		for (s = 0; s < nrows; s++, row++)
 		{
-			const Prometheus__Sample *sample = series->samples[s];
+			int64		ms = cols->histograms ? series->histograms[s].timestamp :
+				series->samples[s]->timestamp;
 
 			cols->values[0][row] =
-				Int64GetDatum(time_type == INT8OID ? sample->timestamp :
-							  sample_timestamp(sample->timestamp, entry->metric));
-			cols->values[1][row] = Float8GetDatum(sample->value);
+				Int64GetDatum(time_type == INT8OID ? ms : PromWriteTimestamp(ms, entry->metric));
+			cols->values[1][row] = cols->histograms ?
+				PointerGetDatum(series->histograms[s].value) :
+				Float8GetDatum(series->samples[s]->value);
 		}
 		/* the series' labels and the group's are both sorted by name */
 		resetStringInfo(&overflow);
@@ -195,14 +209,14 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 				continue;
 			if (label == NULL)
 			{
-				memset(cols->nulls[param] + first, true, series->nsamples);
+				memset(cols->nulls[param] + first, true, nrows);
 				continue;
 			}
 			{
 				Datum		text = PointerGetDatum(cstring_to_text_with_len(label->value,
 																			label->value_len));
 
-				for (s = 0; s < series->nsamples; s++)
+				for (s = 0; s < nrows; s++)
 					cols->values[param][first + s] = text;
 			}
 		}
@@ -217,7 +231,7 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 				text = PointerGetDatum(cstring_to_text_with_len(overflow.data,
 																overflow.len));
 			}
-			for (s = 0; s < series->nsamples; s++)
+			for (s = 0; s < nrows; s++)
 			{
 				cols->values[param][first + s] = text;
 				cols->nulls[param][first + s] = overflow.len == 0;
@@ -448,7 +462,7 @@ copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_ty
 		{
 			const Prometheus__Sample *sample = series->samples[s];
 			int64		time = time_type == INT8OID ? sample->timestamp :
-				sample_timestamp(sample->timestamp, entry->metric);
+				PromWriteTimestamp(sample->timestamp, entry->metric);
 			uint64		be_time = pg_hton64((uint64) time);
 			uint64		be_value;
 			uint64		bits;
@@ -533,11 +547,11 @@ copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation r
 /*
  * Insert the group with INSERT ... SELECT FROM ROWS FROM (unnest($1), ...)
  * through SPI: for what COPY cannot write (views, foreign tables, tables
- * under row-level security, values or labels of other types).
+ * under row-level security, histograms, values or labels of other types).
  */
 static void
 insert_group(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_type,
-			 int64 nrows)
+			 bool histograms, int64 nrows)
 {
 	InsertColumns cols = {0};
 	Oid		   *types;
@@ -545,11 +559,12 @@ insert_group(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time
 	int			i;
 
 	cols.nrows = nrows;
+	cols.histograms = histograms;
 	fill_columns(group, entry, time_type, &cols);
 	types = palloc(sizeof(Oid) * cols.nparams);
 	args = palloc(sizeof(Datum) * cols.nparams);
 	bind_array(&cols, 0, time_type, types, args);
-	bind_array(&cols, 1, FLOAT8OID, types, args);
+	bind_array(&cols, 1, histograms ? PromHistogramTypeOid() : FLOAT8OID, types, args);
 	for (i = 2; i < cols.nparams; i++)
 		bind_array(&cols, i, TEXTOID, types, args);
 	if (SPI_execute_with_args(insert_statement(group, entry, &cols), cols.nparams,
@@ -583,8 +598,8 @@ same_registration(const PromMetricEntry *before, const PromMetricEntry *now)
 }
 
 /*
- * Write the samples of a group's series into its registered relation,
- * locked first, by COPY where it applies.  Returns false, having written
+ * Write the samples, or the histograms, of a group's series into its
+ * registered relation, locked first, by COPY where it applies.  Returns false, having written
  * nothing, when the relation was dropped or the metric registered again
  * while the lock was waited for: the caller looks the metric up again.
  */
@@ -593,6 +608,7 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 {
 	Relation	rel;
 	Oid			time_type;
+	bool		histograms;
 	int64		nrows;
 
 	rel = try_relation_open(entry->relid, RowExclusiveLock);
@@ -612,9 +628,24 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 						entry->time_column, entry->metric, format_type_be(time_type)),
 				 errhint("Register the metric again.")));
 	/* a value column dropped since the registration: 42703 */
-	(void) column_base_type(entry->relid, entry->value_column, entry->metric);
+	histograms = column_base_type(entry->relid, entry->value_column, entry->metric) ==
+		PromHistogramTypeOid();
+	if (PromWriteGroupHistograms(group) > 0 && !histograms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("metric \"%s\" takes float samples, not native histograms",
+						entry->metric),
+				 errdetail("Its value column \"%s\" is not of type prom_histogram.",
+						   entry->value_column)));
+	if (PromWriteGroupSamples(group) > 0 && histograms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("metric \"%s\" takes native histograms, not float samples",
+						entry->metric),
+				 errdetail("Its value column \"%s\" is of type prom_histogram.",
+						   entry->value_column)));
 
-	nrows = PromWriteGroupSamples(group);
+	nrows = histograms ? PromWriteGroupHistograms(group) : PromWriteGroupSamples(group);
 	if (nrows > PG_INT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -622,10 +653,10 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 						entry->metric)));
 	if (nrows > 0)
 	{
-		if (copy_applies(group, entry, rel))
+		if (!histograms && copy_applies(group, entry, rel))
 			copy_group(group, entry, rel, time_type);
 		else
-			insert_group(group, entry, time_type, nrows);
+			insert_group(group, entry, time_type, histograms, nrows);
 	}
 	relation_close(rel, NoLock);
 	return true;

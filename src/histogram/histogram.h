@@ -154,6 +154,11 @@ extern PromHistogram *PromHistogramAllocate(uint32 npositive_spans,
 											uint32 npositive_buckets,
 											uint32 nnegative_buckets,
 											uint32 ncustom_values);
+extern void PromHistogramCheckSizes(uint32 npositive_spans,
+									uint32 nnegative_spans,
+									uint32 npositive_buckets,
+									uint32 nnegative_buckets,
+									uint32 ncustom_values);
 extern void PromHistogramCheck(const PromHistogram *h);
 extern bool PromHistogramSameLayout(const PromHistogram *a,
 									const PromHistogram *b);

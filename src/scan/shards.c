@@ -56,6 +56,8 @@
  */
 #include "postgres.h"
 
+#include "histogram/histogram.h"
+
 #include "access/htup_details.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -227,6 +229,13 @@ PromShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
 	}
 	if (!any_ships)
 		return false;
+	if (scan->value_column.basetype == PromHistogramTypeOid())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("metric \"%s\" holds histograms, which are not read through shards yet",
+						scan->entry->metric),
+				 errdetail("Its relation has foreign partitions on servers that list promread, whose answers would carry histogram chunks."),
+				 errhint("Remove promread from the servers' extensions option to read the partitions' rows instead.")));
 	/* a relation with foreign partitions has every matcher in its WHERE */
 	Assert(scan->filters == NIL && scan->decisions == NIL);
 
