@@ -16,7 +16,8 @@
  * 2. Its series are grouped by metric.  A metric's value column is float8
  *    or prom_histogram: a metric takes float samples or native histograms,
  *    never both (a group of both, or of the kind its value column does not
- *    hold, is refused with 22023, one metric's refusal as below).  A metric
+ *    hold, is refused with 22023, one metric's refusal as below), but for
+ *    the float staleness markers that end histogram series (write_rows.c).  A metric
  *    without a registration gets a table of its own when
  *    promread.write_create_metrics is on: (ts timestamptz, value float8 or
  *    prom_histogram as its samples are, one text column per label),
@@ -532,7 +533,8 @@ metric_entry(const PromWriteGroup *group)
 /*
  * Write the samples and exemplars of a group into its metric's relations,
  * returning how many exemplars were stored.  A group of both float
- * samples and histograms is refused (22023) before anything is created.
+ * samples and histograms is refused (22023) before anything is created,
+ * unless its float samples are staleness markers (write_rows.c).
  * When the metric's relation was dropped, or the metric registered again,
  * between looking the metric up and locking its relation, the metric is
  * looked up again (and its table created again, when remote write may
@@ -544,7 +546,8 @@ write_metric(const PromWriteGroup *group)
 {
 	int			attempt;
 
-	if (PromWriteGroupSamples(group) > 0 && PromWriteGroupHistograms(group) > 0)
+	if (PromWriteGroupSamples(group) > 0 && PromWriteGroupHistograms(group) > 0 &&
+		!PromWriteGroupSamplesStale(group))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("remote write request has both float samples and native histograms of metric \"%s\"",

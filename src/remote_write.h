@@ -116,6 +116,7 @@ PromWriteGroupHistograms(const PromWriteGroup *group)
 /* in write_rows.c */
 extern bool PromWriteGroupRows(const PromWriteGroup *group,
 							   const PromMetricEntry *entry);
+extern bool PromWriteGroupSamplesStale(const PromWriteGroup *group);
 extern int64 PromWriteTimestamp(int64 ms, const char *metric);
 
 /* in write_exemplars.c */

@@ -30,7 +30,11 @@
  * 22008 outside PostgreSQL's range; values keep their bits (a stale marker
  * stays one) and are assigned to the value column's type; native
  * histograms go to a prom_histogram value column, float samples to any
- * other (the other kind refuses the metric, 22023); label values are
+ * other (the other kind refuses the metric, 22023), but for staleness
+ * markers: Prometheus ends a histogram series with a float one (it logs the
+ * marker, and so remote-writes it, before its TSDB stores it as a
+ * histogram whose sum is the stale NaN), which a prom_histogram column
+ * takes as that histogram, as the TSDB does; label values are
  * assigned to their columns' types (enum labels must be labels of the enum).
  * A label is written to the column the catalog maps it to; the labels of a
  * series that have no column, where the relation has a column of overflow
@@ -122,11 +126,67 @@ append_overflow_label(StringInfo out, const PromWriteLabel *label,
 	escape_json(out, scratch->data);
 }
 
-/* The rows a series gives: its histograms or its float samples. */
+/*
+ * The rows a series gives: its float samples, or its histograms and then
+ * its float samples, staleness markers all, as stale histograms.
+ */
 static inline int
 series_rows(const PromWriteSeries *series, bool histograms)
 {
-	return histograms ? series->nhistograms : series->nsamples;
+	return histograms ? series->nhistograms + series->nsamples : series->nsamples;
+}
+
+/* Is a float sample Prometheus's staleness marker (by its bits)? */
+static inline bool
+is_stale_marker(double value)
+{
+	union
+	{
+		double		value;
+		uint64		bits;
+	}			u;
+
+	u.value = value;
+	return u.bits == PROM_STALE_NAN_BITS;
+}
+
+/*
+ * Is every float sample of a group's series a staleness marker (true for
+ * none), so that a prom_histogram column takes them as stale histograms?
+ */
+bool
+PromWriteGroupSamplesStale(const PromWriteGroup *group)
+{
+	int			i;
+	int			s;
+
+	for (i = 0; i < group->nseries; i++)
+		for (s = 0; s < group->series[i]->nsamples; s++)
+			if (!is_stale_marker(group->series[i]->samples[s]->value))
+				return false;
+	return true;
+}
+
+/*
+ * The staleness marker of a histogram series as Prometheus's TSDB stores
+ * it: an integer histogram with no buckets whose sum is the stale NaN.
+ */
+static PromHistogram *
+stale_histogram(void)
+{
+	Size		size = PromHistogramSize(0, 0, 0, 0, 0);
+	PromHistogram *h = palloc0(size);
+	union
+	{
+		uint64		bits;
+		double		value;
+	}			u;
+
+	SET_VARSIZE(h, size);
+	h->kind = PROM_HISTOGRAM_INTEGER;
+	u.bits = PROM_STALE_NAN_BITS;
+	h->sum = u.value;
+	return h;
 }
 
 /* The columns of one INSERT: $1 times, $2 values, then label arrays. */
@@ -153,6 +213,7 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 	int64		row = 0;
 	StringInfoData overflow;
 	StringInfoData scratch;
+	PromHistogram *stale;
 	int			i;
 	int			j;
 
@@ -173,10 +234,12 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 										 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	}
 
+	stale = cols->histograms ? stale_histogram() : NULL;
 	for (i = 0; i < group->nseries; i++)
 	{
 		const PromWriteSeries *series = group->series[i];
 		int			nrows = series_rows(series, cols->histograms);
+		int			nhistograms = cols->histograms ? series->nhistograms : 0;
 		int64		first = row;
 		int			l = 0;
 		int			s;
@@ -184,14 +247,17 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 		CHECK_FOR_INTERRUPTS();
 		for (s = 0; s < nrows; s++, row++)
 		{
-			int64		ms = cols->histograms ? series->histograms[s].timestamp :
-				series->samples[s]->timestamp;
+			int64		ms = s < nhistograms ? series->histograms[s].timestamp :
+				series->samples[s - nhistograms]->timestamp;
 
 			cols->values[0][row] =
 				Int64GetDatum(time_type == INT8OID ? ms : PromWriteTimestamp(ms, entry->metric));
-			cols->values[1][row] = cols->histograms ?
-				PointerGetDatum(series->histograms[s].value) :
-				Float8GetDatum(series->samples[s]->value);
+			if (s < nhistograms)
+				cols->values[1][row] = PointerGetDatum(series->histograms[s].value);
+			else if (cols->histograms)
+				cols->values[1][row] = PointerGetDatum(stale);
+			else
+				cols->values[1][row] = Float8GetDatum(series->samples[s]->value);
 		}
 		/* the series' labels and the group's are both sorted by name */
 		resetStringInfo(&overflow);
@@ -637,7 +703,7 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 						entry->metric),
 				 errdetail("Its value column \"%s\" is not of type prom_histogram.",
 						   entry->value_column)));
-	if (PromWriteGroupSamples(group) > 0 && histograms)
+	if (PromWriteGroupSamples(group) > 0 && histograms && !PromWriteGroupSamplesStale(group))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("metric \"%s\" takes native histograms, not float samples",
@@ -645,7 +711,7 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 				 errdetail("Its value column \"%s\" is of type prom_histogram.",
 						   entry->value_column)));
 
-	nrows = histograms ? PromWriteGroupHistograms(group) : PromWriteGroupSamples(group);
+	nrows = PromWriteGroupSamples(group) + (histograms ? PromWriteGroupHistograms(group) : 0);
 	if (nrows > PG_INT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
