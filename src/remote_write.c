@@ -339,8 +339,7 @@ create_metric(const char *metric, const char *const *labels, int nlabels,
 	PromCatalogStoreCreated(metric, get_relname_relid(table, nspid),
 							CREATED_TIME_COLUMN, CREATED_VALUE_COLUMN,
 							columns, names, ncolumns, overflow);
-	(void) PromCreateExemplarTable(metric, nspid, get_relname_relid(table, nspid),
-								   table);
+	PromCreateExemplarTable(metric, nspid, get_relname_relid(table, nspid), table);
 	return PromCatalogFind(metric);
 }
 
