@@ -10,7 +10,10 @@
  * remote write made that have no column of their own).  Only its owner may write it
  * with SQL; prom_register and prom_unregister check that the caller owns the
  * registered relation and then write the table directly, as PostgreSQL's own
- * catalog code does.  Readers look entries up here in C as well, so a role
+ * catalog code does.  prom_exemplar_catalog (metric, relation) names the
+ * exemplar table remote write created for a metric it created
+ * (write_exemplars.c); registering the metric again or unregistering it
+ * forgets that table.  Readers look entries up here in C as well, so a role
  * that may only read the metric relations (PostgREST's anonymous role, say)
  * needs no grant on the catalog: the relations themselves are read later,
  * through SPI, with the caller's privileges.

@@ -40,11 +40,11 @@
  *    a label is kept in one place only, and no valid name is refused.
  * 4. Each metric's samples are written by write_rows.c: through COPY FROM
  *    into tables, through INSERT into the rest; its exemplars by
- *    write_exemplars.c, into the metric's exemplar table if it has one.  A relation dropped (or a
- *    metric registered again) by another session after the metric was
- *    looked up is not an error: the metric is looked up again, and its
- *    table created again when remote write may create it; only when that
- *    keeps happening does the request fail, with 40001.
+ *    write_exemplars.c, into the metric's exemplar table if it has one.  A
+ *    relation dropped (or a metric registered again) by another session
+ *    after the metric was looked up is not an error: the metric is looked
+ *    up again, and its table created again when remote write may create
+ *    it; only when that keeps happening does the request fail, with 40001.
  *
  * Failures and what Prometheus makes of them.  Prometheus retries a request
  * answered with a 5xx and drops one answered with a 4xx (other than 429),
@@ -340,8 +340,7 @@ create_metric(const char *metric, const char *const *labels, int nlabels,
 	PromCatalogStoreCreated(metric, get_relname_relid(table, nspid),
 							CREATED_TIME_COLUMN, CREATED_VALUE_COLUMN,
 							columns, names, ncolumns, overflow);
-	(void) PromCreateExemplarTable(metric, nspid, get_relname_relid(table, nspid),
-								   table);
+	PromCreateExemplarTable(metric, nspid, get_relname_relid(table, nspid), table);
 	return PromCatalogFind(metric);
 }
 
@@ -594,7 +593,8 @@ refuses_metric(int sqlerrcode)
 /*
  * Write groups[lo, hi), but those already refused, in one subtransaction
  * with an SPI connection of its own, keeping in exemplars[] how many
- * exemplars of each were stored.  Returns hi when every one was written.  When one failed with an error that refuses its metric, the
+ * exemplars of each were stored.  Returns hi when every one was written.
+ * When one failed with an error that refuses its metric, the
  * subtransaction is rolled back, the error kept in refusals[] at the
  * group's index, and that index returned.  Any other error is thrown, the
  * subtransaction rolled back.

@@ -79,10 +79,10 @@ exemplar_table_name(const char *metric_table)
 /*
  * Create the exemplar table of a metric that remote write just created as
  * metric_table (metric_relid) in schema nspid, through SPI, and record it
- * in the exemplar catalog; returns its OID, or InvalidOid when the
- * extension's objects predate the exemplar catalog (nothing is created).
+ * in the exemplar catalog; nothing when the extension's objects predate
+ * the exemplar catalog.
  */
-Oid
+void
 PromCreateExemplarTable(const char *metric, Oid nspid, Oid metric_relid,
 						const char *metric_table)
 {
@@ -94,7 +94,7 @@ PromCreateExemplarTable(const char *metric, Oid nspid, Oid metric_relid,
 	Oid			relid;
 
 	if (!OidIsValid(get_relname_relid("prom_exemplar_catalog", PromExtensionNamespace())))
-		return InvalidOid;
+		return;
 	if (OidIsValid(get_relname_relid(table, nspid)))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_TABLE),
@@ -117,7 +117,6 @@ PromCreateExemplarTable(const char *metric, Oid nspid, Oid metric_relid,
 	CommandCounterIncrement();
 
 	(void) PromExemplarCatalogStore(metric, relid);
-	return relid;
 }
 
 /* Append the labels of a series or an exemplar to out, as a JSON object. */

@@ -18,9 +18,12 @@
  *    of the relation may call prom_remote_write again: the stream COPY
  *    reads is the call's own, and the outer call's is put back when the
  *    inner one ends, by error too.
+ *    Native histograms go to a prom_histogram value column in the type's
+ *    binary form (its send function's output, which COPY reads back with
+ *    its receive function).
  * 3. What COPY cannot write (views, foreign tables, tables under row-level
  *    security, whose WITH CHECK policies COPY does not apply, value columns
- *    other than float8, native histograms into prom_histogram columns, labels of types whose binary input is not their
+ *    other than float8 or, for histograms, prom_histogram, labels of types whose binary input is not their
  *    text, labels in a session whose client_encoding is not the database's,
  *    from which binary input would convert them) gets one INSERT ... SELECT FROM ROWS FROM (unnest($1),
  *    unnest($2), ...) through SPI instead, the times, values and label
@@ -428,14 +431,16 @@ append_field(StringInfo out, const void *data, int len)
  * in the client's encoding.
  */
 static bool
-copy_applies(const PromWriteGroup *group, const PromMetricEntry *entry, Relation rel)
+copy_applies(const PromWriteGroup *group, const PromMetricEntry *entry, Relation rel,
+			 bool histograms)
 {
 	char		relkind = rel->rd_rel->relkind;
 	int			i;
 
 	if ((relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE) ||
 		check_enable_rls(entry->relid, InvalidOid, false) == RLS_ENABLED ||
-		get_atttype(entry->relid, get_attnum(entry->relid, entry->value_column)) != FLOAT8OID)
+		get_atttype(entry->relid, get_attnum(entry->relid, entry->value_column)) !=
+		(histograms ? PromHistogramTypeOid() : FLOAT8OID))
 		return false;
 	if (entry->overflow_column != NULL &&
 		get_atttype(entry->relid, get_attnum(entry->relid, entry->overflow_column)) != JSONBOID)
@@ -465,7 +470,8 @@ copy_applies(const PromWriteGroup *group, const PromMetricEntry *entry, Relation
  */
 static void
 copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_type,
-		  const bool *has_column, int ncolumns, bool overflow, StringInfo out)
+		  bool histograms, const bool *has_column, int ncolumns, bool overflow,
+		  StringInfo out)
 {
 	static const char header[] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
 	uint16		be_ncolumns = pg_hton16((uint16) ncolumns);
@@ -473,8 +479,19 @@ copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_ty
 	StringInfoData labels;
 	StringInfoData overflow_labels;
 	StringInfoData scratch;
+	FmgrInfo	send;
+	PromHistogram *stale = NULL;
 	int			i;
 
+	if (histograms)
+	{
+		Oid			sendfn;
+		bool		isvarlena;
+
+		getTypeBinaryOutputInfo(PromHistogramTypeOid(), &sendfn, &isvarlena);
+		fmgr_info(sendfn, &send);
+		stale = stale_histogram();
+	}
 	initStringInfo(&labels);
 	initStringInfo(&overflow_labels);
 	initStringInfo(&scratch);
@@ -482,6 +499,7 @@ copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_ty
 	for (i = 0; i < group->nseries; i++)
 	{
 		const PromWriteSeries *series = group->series[i];
+		int			nhistograms;
 		int			l = 0;
 		int			j;
 		int			s;
@@ -524,21 +542,33 @@ copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_ty
 				appendStringInfoChar(&labels, '}');
 			}
 		}
-		for (s = 0; s < series->nsamples; s++)
+		nhistograms = histograms ? series->nhistograms : 0;
+		for (s = 0; s < series_rows(series, histograms); s++)
 		{
-			const Prometheus__Sample *sample = series->samples[s];
-			int64		time = time_type == INT8OID ? sample->timestamp :
-				PromWriteTimestamp(sample->timestamp, entry->metric);
+			int64		ms = s < nhistograms ? series->histograms[s].timestamp :
+				series->samples[s - nhistograms]->timestamp;
+			int64		time = time_type == INT8OID ? ms : PromWriteTimestamp(ms, entry->metric);
 			uint64		be_time = pg_hton64((uint64) time);
-			uint64		be_value;
-			uint64		bits;
 
-			memcpy(&bits, &sample->value, sizeof(bits));
-			be_value = pg_hton64(bits);
 			enlargeStringInfo(out, 2 + 24 + labels.len);
 			appendBinaryStringInfoNT(out, (const char *) &be_ncolumns, 2);
 			append_field(out, &be_time, 8);
-			append_field(out, &be_value, 8);
+			if (histograms)
+			{
+				PromHistogram *h = s < nhistograms ? series->histograms[s].value : stale;
+				bytea	   *value = SendFunctionCall(&send, PointerGetDatum(h));
+
+				append_field(out, VARDATA(value), VARSIZE(value) - VARHDRSZ);
+				pfree(value);
+			}
+			else
+			{
+				uint64		bits;
+
+				memcpy(&bits, &series->samples[s]->value, sizeof(bits));
+				bits = pg_hton64(bits);
+				append_field(out, &bits, 8);
+			}
 			appendBinaryStringInfoNT(out, labels.data, labels.len);
 		}
 	}
@@ -552,7 +582,7 @@ copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_ty
  */
 static void
 copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation rel,
-		   Oid time_type)
+		   Oid time_type, bool histograms)
 {
 	ParseState *pstate = make_parsestate(NULL);
 	ParseNamespaceItem *nsitem;
@@ -588,7 +618,7 @@ copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation r
 	ExecCheckRTPerms(pstate->p_rtable, true);
 
 	initStringInfo(&stream);
-	copy_rows(group, entry, time_type, has_column, list_length(attnames),
+	copy_rows(group, entry, time_type, histograms, has_column, list_length(attnames),
 			  entry->overflow_column != NULL, &stream);
 	source.stream = &stream;
 	source.read = 0;
@@ -613,7 +643,7 @@ copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation r
 /*
  * Insert the group with INSERT ... SELECT FROM ROWS FROM (unnest($1), ...)
  * through SPI: for what COPY cannot write (views, foreign tables, tables
- * under row-level security, histograms, values or labels of other types).
+ * under row-level security, values or labels of other types).
  */
 static void
 insert_group(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_type,
@@ -719,8 +749,8 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 						entry->metric)));
 	if (nrows > 0)
 	{
-		if (!histograms && copy_applies(group, entry, rel))
-			copy_group(group, entry, rel, time_type);
+		if (copy_applies(group, entry, rel, histograms))
+			copy_group(group, entry, rel, time_type, histograms);
 		else
 			insert_group(group, entry, time_type, histograms, nrows);
 	}

@@ -389,6 +389,7 @@ decode_series_v1(const Prometheus__TimeSeries *msg, int i, PromWriteSeries *seri
 			series->nexemplars++;
 		else
 			request->nexemplars_invalid++;
+		PromDecodeBudgetCheck(budget, 0);
 	}
 }
 
@@ -621,6 +622,7 @@ PromDecodeWriteRequestV2(const char *body, Size len)
 				series->nexemplars++;
 			else
 				request->nexemplars_invalid++;
+			PromDecodeBudgetCheck(budget, 0);
 		}
 
 		/* metadata only when the series carries some */
