@@ -168,7 +168,8 @@ class Prometheus:
             with open(path + ".new", "w") as f:
                 json.dump([], f)
             os.rename(path + ".new", path)  # never read half written
-        before = self.metrics().get(("prometheus_config_last_reload_success_timestamp_seconds", ()))
+        reloaded = ("prometheus_config_last_reload_success_timestamp_seconds", ())
+        before = self.metrics().get(reloaded)
         config = dict(self.config)
         config.pop("rule_files", None)
         with open(self.config_path, "w") as f:
@@ -178,7 +179,7 @@ class Prometheus:
         while time.monotonic() < deadline:
             now = self.metrics()
             if now.get(("prometheus_config_last_reload_successful", ())) == 1 and \
-                    now.get(("prometheus_config_last_reload_success_timestamp_seconds", ())) != before:
+                    now.get(reloaded) != before:
                 self.config = config
                 return
             time.sleep(0.2)
