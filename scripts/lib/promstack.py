@@ -333,12 +333,13 @@ class Stack:
 
     def start_prometheus(self, name, remote_reads=(), datadir=None, port=None, wait=True,
                          remote_writes=(), scrape_self=False, binary="prometheus",
-                         native_histograms=False, scrape_configs=(), rules=(), features=()):
+                         native_histograms=False, scrape_configs=(), rules=(), flags=()):
         """Prometheus reading remotely from each of remote_reads and writing
         to each of remote_writes: dicts with url, and token (a bearer token)
         or None; a remote write may also say version "2.0" (remote write
         2.0, Prometheus 3 only), histograms (send native histograms) and
-        exemplars (send exemplars; needs features=["exemplar-storage"]).
+        exemplars (send exemplars; needs the flag
+        --enable-feature=exemplar-storage).
         It scrapes nothing, or itself every second (scrape_self), and every
         job of scrape_configs (scrape_config dicts as Prometheus's
         configuration has them, with "targets", a list of host:port, in
@@ -348,8 +349,9 @@ class Stack:
         TSDB is datadir (by default a new, empty one).  binary is Debian's
         Prometheus 2.42 by default, or the path of another
         (prometheus3.binaries()[0]); the configuration suits both unless a
-        Prometheus 3 option is asked for.  stop_scraping() ends scraping
-        and rules."""
+        Prometheus 3 option is asked for.  flags: more command-line flags
+        (--web.enable-remote-write-receiver).  stop_scraping() ends
+        scraping and rules."""
         port = port or free_port()
         home = os.path.join(self.dir, name)
         os.makedirs(home, exist_ok=True)
@@ -404,9 +406,7 @@ class Stack:
         with open(config_path, "w") as f:
             json.dump(config, f, indent=1)  # JSON is YAML
         argv = [binary, "--config.file=" + config_path, "--storage.tsdb.path=" + datadir,
-                "--web.listen-address=127.0.0.1:%d" % port, "--log.level=info"]
-        if features:
-            argv.append("--enable-feature=" + ",".join(features))
+                "--web.listen-address=127.0.0.1:%d" % port, "--log.level=info"] + list(flags)
         proc = self.spawn(name, argv)
         prom = Prometheus(name, "http://127.0.0.1:%d" % port, datadir)
         prom.proc, prom.config, prom.config_path = proc, config, config_path
