@@ -27,6 +27,10 @@ PG_CFLAGS += -Werror
 endif
 SHLIB_LINK = -lprotobuf-c -lsnappy -lxxhash -lstdc++
 
+# the PromQL histogram functions round every operation as Go does on x86-64
+# (src/histogram/go_math.c): no fused multiply-adds
+src/histogram/go_math.o src/histogram/histogram_functions.o: override CFLAGS += -ffp-contract=off
+
 # rebuild objects when a header they include changes
 override autodepend = yes
 

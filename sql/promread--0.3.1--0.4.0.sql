@@ -119,6 +119,51 @@ CREATE OPERATOR CLASS prom_histogram_ops
 		OPERATOR 1 = (prom_histogram, prom_histogram),
 		FUNCTION 1 prom_histogram_hash(prom_histogram);
 
+-- PromQL's histogram functions, giving Prometheus's answers bit for bit
+CREATE FUNCTION prom_histogram_count(h prom_histogram)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME', 'prom_histogram_count'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_sum(h prom_histogram)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME', 'prom_histogram_sum'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_avg(h prom_histogram)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME', 'prom_histogram_avg'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_stddev(h prom_histogram)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME', 'prom_histogram_stddev'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_stdvar(h prom_histogram)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME', 'prom_histogram_stdvar'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_quantile(q double precision, h prom_histogram)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME', 'prom_histogram_quantile'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_fraction(lower double precision,
+		upper double precision, h prom_histogram)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME', 'prom_histogram_fraction'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+-- The buckets with observations, ascending, counts absolute, the zero
+-- bucket among them: as Prometheus's HTTP API lists a histogram's buckets
+CREATE FUNCTION prom_histogram_buckets(h prom_histogram)
+	RETURNS TABLE (lower double precision, upper double precision,
+		count double precision)
+	AS 'MODULE_PATHNAME', 'prom_histogram_buckets'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE ROWS 20;
+
 --
 -- The exemplar tables of metrics that remote write created: written by
 -- prom_remote_write with a metric's first exemplar (the table is the metric

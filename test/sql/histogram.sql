@@ -207,5 +207,30 @@ SELECT what, binary_refusal(b) FROM (
 	SELECT 'empty', ''::bytea
 ) v(what, b);
 
+-- PromQL's functions (test/scripts/histogram-functions-check compares them
+-- with Prometheus on random histograms; these are fixed answers).  The
+-- buckets with observations, as Prometheus's API lists them: deltas
+-- resolved, the zero bucket between the signs, bounds of schema 3 (base
+-- 2^(1/8)), a bound inside the zero bucket moved to its threshold (so a
+-- bucket wholly inside it gets bounds in the wrong order, as in Prometheus)
+SELECT * FROM prom_histogram_buckets('{"schema":3,"zero_threshold":1,"zero_count":2,"count":13,"sum":12.5,"positive_spans":[[-1,2],[1,1]],"positive_deltas":[1,2,-1],"negative_spans":[[0,2]],"negative_deltas":[5,-5]}');
+SELECT name, b.* FROM h, prom_histogram_buckets(h) b
+WHERE name IN ('both signs', 'custom', 'custom integer', 'empty') ORDER BY name, lower;
+SELECT name, prom_histogram_count(h), prom_histogram_sum(h), prom_histogram_avg(h),
+	prom_histogram_stddev(h), prom_histogram_stdvar(h)
+FROM h ORDER BY name;
+-- quantiles: exponential interpolation in exponential buckets, linear in
+-- the zero bucket and custom buckets, -Inf below 0, +Inf above 1, NaN
+SELECT name, q, prom_histogram_quantile(q, h)
+FROM h, unnest('{-0.5,0,0.1,0.5,0.9,1,1.5,NaN}'::float8[]) q
+WHERE name IN ('integer', 'both signs', 'custom', 'custom integer', 'empty', 'nan sum')
+ORDER BY name, q;
+-- fractions: infinite bounds, around zero, reversed, NaN
+SELECT name, lower, upper, prom_histogram_fraction(lower, upper, h)
+FROM h, (VALUES ('-Infinity'::float8, 'Infinity'::float8), ('-Infinity', 0), (0, 'Infinity'),
+	(-0.5, 0.5), (1, 1.2), (2, 1), ('NaN', 1)) r(lower, upper)
+WHERE name IN ('integer', 'both signs', 'custom', 'empty')
+ORDER BY name, lower, upper;
+
 DROP TABLE h, received_box;
 DROP FUNCTION refusal(text), received(bytea), binary_refusal(bytea);
