@@ -289,10 +289,13 @@ class Stack:
 
     def start_prometheus(self, name, remote_reads=(), datadir=None, port=None, wait=True,
                          remote_writes=(), scrape_self=False, binary="prometheus",
-                         flags=()):
+                         flags=(), native_histograms=False):
         """Prometheus reading remotely from each of remote_reads and writing
         to each of remote_writes: dicts with url, and token (a bearer token)
-        or None.  It scrapes nothing, or itself every second (scrape_self).
+        or None, and optionally Prometheus 3's protobuf_message,
+        send_native_histograms and send_exemplars.  It scrapes nothing, or
+        itself every second (scrape_self), with native histograms when
+        native_histograms (Prometheus 3.8 and later).
         Its TSDB is datadir (by default a new, empty one).  binary is
         Debian's Prometheus 2.42 by default, or the path of another
         (prometheus3.binaries()[0]); the configuration suits both.  flags:
@@ -316,10 +319,15 @@ class Stack:
                      "metadata_config": {"send": True, "send_interval": "2s"}}
             if rw.get("token"):
                 entry["authorization"] = {"type": "Bearer", "credentials": rw["token"]}
+            for key in ("protobuf_message", "send_native_histograms", "send_exemplars"):
+                if key in rw:
+                    entry[key] = rw[key]
             config["remote_write"].append(entry)
         if scrape_self:
             config["scrape_configs"] = [{"job_name": "self", "scrape_interval": "1s",
                                          "static_configs": [{"targets": ["127.0.0.1:%d" % port]}]}]
+            if native_histograms:
+                config["scrape_configs"][0]["scrape_native_histograms"] = True
         config_path = os.path.join(home, "prometheus.yml")
         with open(config_path, "w") as f:
             json.dump(config, f, indent=1)  # JSON is YAML
