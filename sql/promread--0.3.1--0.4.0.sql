@@ -1,7 +1,8 @@
 /* promread 0.3.1 to 0.4.0: prom_remote_write reads remote write 2.0 too,
    the version named by its new content_type argument; the prom_histogram
-   type of native histograms, which it stores, and exemplars (in the
-   exemplar tables that prom_exemplars names) */
+   type of native histograms, which it stores, read by prom_series (a new
+   column) and the shard aggregates (new overloads); exemplars, in the
+   exemplar tables that prom_exemplars names */
 \echo Use "ALTER EXTENSION promread UPDATE TO '0.4.0'" to load this file. \quit
 
 -- content_type: the request's Content-Type, which names the protocol
@@ -118,6 +119,111 @@ CREATE OPERATOR CLASS prom_histogram_ops
 	DEFAULT FOR TYPE prom_histogram USING hash AS
 		OPERATOR 1 = (prom_histogram, prom_histogram),
 		FUNCTION 1 prom_histogram_hash(prom_histogram);
+
+--
+-- Native histograms, read
+--
+
+-- prom_series gains a column, histograms: its return type changes, so it
+-- is made anew, keeping the old one's EXECUTE grants.  The series of a
+-- selector: a series of floats has its values and NULL
+-- histograms, a series of native histograms NULL values and its histograms.
+DO $$
+DECLARE
+	acl aclitem[] := (SELECT proacl FROM pg_catalog.pg_proc
+		WHERE oid = 'prom_series(text, timestamptz, timestamptz)'::regprocedure);
+	item record;
+BEGIN
+	DROP FUNCTION prom_series(text, timestamptz, timestamptz);
+	EXECUTE $create$
+CREATE FUNCTION prom_series(selector text, start_time timestamptz,
+		end_time timestamptz)
+	RETURNS TABLE (labels jsonb, ts timestamptz[], value double precision[],
+		histograms prom_histogram[])
+	AS 'MODULE_PATHNAME', 'prom_series'
+	LANGUAGE C STRICT STABLE PARALLEL RESTRICTED ROWS 100
+	$create$;
+	IF acl IS NULL THEN
+		RETURN;					-- the default: EXECUTE for PUBLIC
+	END IF;
+	REVOKE ALL ON FUNCTION prom_series(text, timestamptz, timestamptz) FROM PUBLIC;
+	FOR item IN SELECT * FROM pg_catalog.aclexplode(acl)
+		WHERE privilege_type = 'EXECUTE'
+	LOOP
+		EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION prom_series(text, timestamptz, timestamptz) TO %s',
+			CASE WHEN item.grantee = 0 THEN 'PUBLIC'
+				 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(item.grantee)) END);
+	END LOOP;
+END
+$$;
+
+-- The shard aggregates over native histograms: every series of the answer
+-- holds histograms.
+CREATE FUNCTION prom_read_response_agg_transfn(internal, timestamptz,
+		prom_histogram, VARIADIC "any")
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_transfn'
+	LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_response_agg_transfn(internal, timestamp,
+		prom_histogram, VARIADIC "any")
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_transfn'
+	LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_response_agg_transfn(internal, bigint,
+		prom_histogram, VARIADIC "any")
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_transfn'
+	LANGUAGE C PARALLEL SAFE;
+
+CREATE AGGREGATE prom_read_response_agg(ts timestamptz,
+		value prom_histogram, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_read_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE prom_chunked_response_agg(ts timestamptz,
+		value prom_histogram, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_chunked_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE prom_chunked_response_agg(ts timestamp,
+		value prom_histogram, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_chunked_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE prom_chunked_response_agg(ts bigint,
+		value prom_histogram, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_chunked_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);
 
 -- PromQL's histogram functions, giving Prometheus's answers bit for bit
 CREATE FUNCTION prom_histogram_count(h prom_histogram)

@@ -115,12 +115,6 @@ REVOKE ALL ON FUNCTION prom_catalog_forget_dropped() FROM PUBLIC;
 CREATE EVENT TRIGGER prom_catalog_forget_dropped ON sql_drop
 	EXECUTE FUNCTION prom_catalog_forget_dropped();
 
-CREATE FUNCTION prom_series(selector text, start_time timestamptz,
-		end_time timestamptz)
-	RETURNS TABLE (labels jsonb, ts timestamptz[], value double precision[])
-	AS 'MODULE_PATHNAME', 'prom_series'
-	LANGUAGE C STRICT STABLE PARALLEL RESTRICTED ROWS 100;
-
 CREATE FUNCTION prom_explain(selector text, start_time timestamptz,
 		end_time timestamptz, "analyze" boolean DEFAULT false)
 	RETURNS SETOF text
@@ -434,6 +428,87 @@ CREATE AGGREGATE prom_chunked_response_agg(ts timestamp,
 
 CREATE AGGREGATE prom_chunked_response_agg(ts bigint,
 		value double precision, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_chunked_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);
+
+--
+-- Native histograms, read
+--
+
+-- The series of a selector: a series of floats has its values and NULL
+-- histograms, a series of native histograms NULL values and its histograms.
+CREATE FUNCTION prom_series(selector text, start_time timestamptz,
+		end_time timestamptz)
+	RETURNS TABLE (labels jsonb, ts timestamptz[], value double precision[],
+		histograms prom_histogram[])
+	AS 'MODULE_PATHNAME', 'prom_series'
+	LANGUAGE C STRICT STABLE PARALLEL RESTRICTED ROWS 100;
+
+-- The shard aggregates over native histograms: every series of the answer
+-- holds histograms.
+CREATE FUNCTION prom_read_response_agg_transfn(internal, timestamptz,
+		prom_histogram, VARIADIC "any")
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_transfn'
+	LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_response_agg_transfn(internal, timestamp,
+		prom_histogram, VARIADIC "any")
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_transfn'
+	LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_response_agg_transfn(internal, bigint,
+		prom_histogram, VARIADIC "any")
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_transfn'
+	LANGUAGE C PARALLEL SAFE;
+
+CREATE AGGREGATE prom_read_response_agg(ts timestamptz,
+		value prom_histogram, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_read_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE prom_chunked_response_agg(ts timestamptz,
+		value prom_histogram, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_chunked_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE prom_chunked_response_agg(ts timestamp,
+		value prom_histogram, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_chunked_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE prom_chunked_response_agg(ts bigint,
+		value prom_histogram, VARIADIC labels "any") (
 	SFUNC = prom_read_response_agg_transfn,
 	STYPE = internal,
 	FINALFUNC = prom_chunked_response_agg_finalfn,

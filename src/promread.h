@@ -26,6 +26,7 @@
 
 #include "postgres.h"
 
+#include "compat.h"
 #include "datatype/timestamp.h"
 #include "fmgr.h"
 #include "nodes/pg_list.h"
@@ -121,6 +122,7 @@ extern List *PromCatalogLookup(const PromQuery *query, bool *named);
 extern PromMetricEntry *PromCatalogFind(const char *metric);
 extern char *PromQuotedRelationName(Oid relid);
 extern Oid	PromExtensionNamespace(void);
+extern Oid	PromExtensionTypeOid(const char *name);
 extern int	PromCatalogLabelIndex(const PromMetricEntry *entry, const char *label);
 extern void PromCatalogLockForWrite(const char *metric);
 extern void PromCatalogUnlockForWrite(const char *metric);
@@ -148,6 +150,7 @@ typedef struct PromRegisteredColumns
 
 extern void PromChooseRegisteredColumns(Relation rel, Name time_name,
 										Name value_name, struct ArrayType *label_names,
+										Oid histogram_type,
 										PromRegisteredColumns *chosen);
 
 /*---- Queries (query.c) ----*/

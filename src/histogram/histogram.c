@@ -20,6 +20,7 @@
 #include <math.h>
 
 #include "access/hash.h"
+#include "access/transam.h"
 #include "catalog/pg_type_d.h"
 #include "common/int.h"
 #include "histogram/histogram.h"
@@ -330,6 +331,22 @@ PromHistogramTypeOid(void)
 		histogram_type_oid = oid;
 	}
 	return histogram_type_oid;
+}
+
+/*
+ * Is a type prom_histogram?  No error when the extension's objects have no
+ * such type yet (a library newer than they are, before ALTER EXTENSION
+ * UPDATE): no column is of it then.  A built-in type never is.
+ */
+bool
+PromIsHistogramType(Oid type)
+{
+	if (type < FirstNormalObjectId)
+		return false;
+	if (!OidIsValid(histogram_type_oid) &&
+		!OidIsValid(PromExtensionTypeOid("prom_histogram")))
+		return false;
+	return type == PromHistogramTypeOid();
 }
 
 /* Whether two values are the same bit for bit. */

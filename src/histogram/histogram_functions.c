@@ -662,7 +662,7 @@ prom_histogram_buckets(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	FloatView	view;
 
-	SetSingleFuncCall(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, 0);
 	view_of_arg(fcinfo, 0, &view);
 	for (uint32 n = 0; n < view.nbuckets; n++)
 	{

@@ -33,6 +33,7 @@
  */
 #include "postgres.h"
 
+#include <inttypes.h>
 #include <math.h>
 
 #include "common/jsonapi.h"
@@ -102,7 +103,7 @@ typedef struct JsonScalar
 } JsonScalar;
 
 /* What the JSON parser's callbacks gather: each key's scalars. */
-typedef struct ParseState
+typedef struct TextParse
 {
 	int			depth;			/* 1 in the object, 2 in an array, 3 in a span */
 	HistogramKey key;			/* the key whose value is being read */
@@ -112,7 +113,7 @@ typedef struct ParseState
 	uint32		nitems[NUM_KEYS];
 	uint32		allocated[NUM_KEYS];
 	int			span_elements;	/* elements of the span being read */
-} ParseState;
+} TextParse;
 
 /* Refuse the text: it is not a histogram's text form. */
 static pg_attribute_noreturn() pg_attribute_printf(1, 2) void
@@ -130,21 +131,22 @@ invalid_text(const char *fmt,...)
 }
 
 /* JSON callback: an object starts; only the outermost value may be one. */
-static void
+static PROM_JSON_CALLBACK
 on_object_start(void *arg)
 {
-	ParseState *state = arg;
+	TextParse *state = arg;
 
 	if (state->depth > 0)
 		invalid_text("\"%s\" cannot hold an object", key_names[state->key]);
 	state->depth = 1;
+	PROM_JSON_DONE;
 }
 
 /* JSON callback: a key of an object, necessarily the outermost one. */
-static void
+static PROM_JSON_CALLBACK
 on_field_start(void *arg, char *name, bool isnull)
 {
-	ParseState *state = arg;
+	TextParse *state = arg;
 	int			key;
 
 	for (key = 0; key < NUM_KEYS; key++)
@@ -156,13 +158,14 @@ on_field_start(void *arg, char *name, bool isnull)
 		invalid_text("key \"%s\" appears twice", name);
 	state->seen[key] = true;
 	state->key = key;
+	PROM_JSON_DONE;
 }
 
 /* JSON callback: an array starts, a key's value or a span. */
-static void
+static PROM_JSON_CALLBACK
 on_array_start(void *arg)
 {
-	ParseState *state = arg;
+	TextParse *state = arg;
 
 	if (state->depth == 0)
 		invalid_text("a prom_histogram is a JSON object");
@@ -174,22 +177,24 @@ on_array_start(void *arg)
 		invalid_text("a span of \"%s\" is [offset, length]", key_names[state->key]);
 	state->depth++;
 	state->span_elements = 0;
+	PROM_JSON_DONE;
 }
 
 /* JSON callback: an array ends; a span must have had two elements. */
-static void
+static PROM_JSON_CALLBACK
 on_array_end(void *arg)
 {
-	ParseState *state = arg;
+	TextParse *state = arg;
 
 	if (state->depth == 3 && state->span_elements != 2)
 		invalid_text("a span of \"%s\" is [offset, length]", key_names[state->key]);
 	state->depth--;
+	PROM_JSON_DONE;
 }
 
 /* Keep a scalar as an element of the current key's array. */
 static void
-add_item(ParseState *state, char *text, JsonTokenType type)
+add_item(TextParse *state, char *text, JsonTokenType type)
 {
 	HistogramKey key = state->key;
 
@@ -212,10 +217,10 @@ add_item(ParseState *state, char *text, JsonTokenType type)
 }
 
 /* JSON callback: a scalar, a key's value or an array's element. */
-static void
+static PROM_JSON_CALLBACK
 on_scalar(void *arg, char *token, JsonTokenType type)
 {
-	ParseState *state = arg;
+	TextParse *state = arg;
 
 	if (state->depth == 0)
 		invalid_text("a prom_histogram is a JSON object");
@@ -225,13 +230,14 @@ on_scalar(void *arg, char *token, JsonTokenType type)
 			invalid_text("\"%s\" must be an array", key_names[state->key]);
 		state->scalar[state->key].text = token;
 		state->scalar[state->key].type = type;
-		return;
+		PROM_JSON_DONE;
 	}
 	if (state->depth == 2 && key_is_spans(state->key))
 		invalid_text("a span of \"%s\" is [offset, length]", key_names[state->key]);
 	if (state->depth == 3 && ++state->span_elements > 2)
 		invalid_text("a span of \"%s\" is [offset, length]", key_names[state->key]);
 	add_item(state, token, type);
+	PROM_JSON_DONE;
 }
 
 /* A JSON integer in [min, max]; what names the value in errors. */
@@ -330,7 +336,7 @@ scalar_choice(const JsonScalar *s, const char *const *names, int nnames,
 
 /* Fill spans from a key's gathered [offset, length] pairs. */
 static void
-fill_spans(const ParseState *state, HistogramKey key, PromBucketSpan *spans)
+fill_spans(const TextParse *state, HistogramKey key, PromBucketSpan *spans)
 {
 	for (uint32 i = 0; i < state->nitems[key] / 2; i++)
 	{
@@ -343,7 +349,7 @@ fill_spans(const ParseState *state, HistogramKey key, PromBucketSpan *spans)
 
 /* Fill buckets from a key's gathered numbers, deltas or counts. */
 static void
-fill_buckets(const ParseState *state, HistogramKey key, bool is_float,
+fill_buckets(const TextParse *state, HistogramKey key, bool is_float,
 			 PromHistogramBucket *buckets)
 {
 	for (uint32 i = 0; i < state->nitems[key]; i++)
@@ -358,7 +364,7 @@ fill_buckets(const ParseState *state, HistogramKey key, bool is_float,
 
 /* The value the keys gathered by the parser describe. */
 static PromHistogram *
-histogram_from_keys(const ParseState *state)
+histogram_from_keys(const TextParse *state)
 {
 	bool		is_float = false;
 	HistogramKey positive,
@@ -423,7 +429,7 @@ Datum
 prom_histogram_in(PG_FUNCTION_ARGS)
 {
 	char	   *text = PG_GETARG_CSTRING(0);
-	ParseState	state = {0};
+	TextParse	state = {0};
 	JsonSemAction sem = {0};
 	JsonLexContext *lex;
 	PromHistogram *h;
@@ -434,7 +440,7 @@ prom_histogram_in(PG_FUNCTION_ARGS)
 	sem.array_start = on_array_start;
 	sem.array_end = on_array_end;
 	sem.scalar = on_scalar;
-	lex = makeJsonLexContextCstringLen(text, strlen(text), GetDatabaseEncoding(), true);
+	lex = PromJsonLexer(text, strlen(text));
 	pg_parse_json_or_ereport(lex, &sem);
 
 	h = histogram_from_keys(&state);
@@ -452,7 +458,7 @@ append_double(StringInfo buf, double value)
 	if (isnan(value) && bits == CANONICAL_NAN_BITS)
 		appendStringInfoString(buf, "\"NaN\"");
 	else if (isnan(value))
-		appendStringInfo(buf, "\"NaN:0x%016" INT64_MODIFIER "x\"", bits);
+		appendStringInfo(buf, "\"NaN:0x%016" PRIx64 "\"", bits);
 	else if (isinf(value))
 		appendStringInfoString(buf, value > 0 ? "\"+Inf\"" : "\"-Inf\"");
 	else

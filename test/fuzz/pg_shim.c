@@ -38,7 +38,8 @@
  *	- CacheRegisterSyscacheCallback, GetSysCacheOid, PromExtensionNamespace:
  *	  used by histogram.c's PromHistogramTypeOid only, which the decoders
  *	  never call (histogram.c is linked for PromHistogramAllocate and
- *	  PromHistogramCheck); they abort if ever called.
+ *	  PromHistogramCheck); they abort if ever called.  So does
+ *	  PromExtensionTypeOid, of histogram.c's PromIsHistogramType.
  *	- GetDatabaseEncoding: PG_UTF8 (promread requires a UTF8 database).
  *	- The GUC variables, at their defaults from src/promread.c.
  *	- CHECK_FOR_INTERRUPTS: no interrupt is ever pending.
@@ -848,6 +849,12 @@ Oid
 PromExtensionNamespace(void)
 {
 	shim_fail("PromExtensionNamespace is outside the fuzzed code");
+}
+
+Oid
+PromExtensionTypeOid(const char *name)
+{
+	shim_fail("PromExtensionTypeOid is outside the fuzzed code");
 }
 
 /*---- ereport / elog ----*/

@@ -264,6 +264,17 @@ SELECT try_write(prom_write_request(jsonb_build_array(jsonb_build_object(
 RESET promread.max_memory;
 SELECT count(*) AS unchanged FROM wh.wh_v1;
 
+-- a table a user registered with a prom_histogram value column takes
+-- histograms (and refuses float samples); it has no exemplar table: its
+-- exemplars are dropped and not counted
+CREATE TABLE wh.user_hist (t timestamptz, h prom_histogram, job text);
+SELECT prom_register('wh.user_hist', 'wh_user_hist');
+SELECT try_write(prom_write_request('[{"labels": {"__name__": "wh_user_hist", "job": "j"},
+  "histograms": [{"timestamp": 1700000000000, "count_int": 1, "zero_count_int": 1}],
+  "exemplars": [{"labels": {"trace_id": "t1"}, "value": 0.1, "timestamp": 1700000000000}]}]'));
+SELECT try_write(prom_write_request('[{"labels": {"__name__": "wh_user_hist", "job": "j"},
+  "samples": [[1700000001000, 1]]}]'));
+SELECT t, h, job FROM wh.user_hist;
 -- a metric a user registered has no exemplar table: its samples written,
 -- its exemplars dropped and not counted
 CREATE TABLE wh.user_float (t timestamptz, v float8, job text);
