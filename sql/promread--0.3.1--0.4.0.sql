@@ -1,8 +1,8 @@
 /* promread 0.3.1 to 0.4.0: prom_remote_write reads remote write 2.0 too,
    the version named by its new content_type argument; the prom_histogram
-   type of native histograms, which it stores and prom_series (a new
-   column) and the shard aggregates (new overloads) read, and exemplars (in
-   the exemplar tables that prom_exemplars names) */
+   type of native histograms, which it stores, read by prom_series (a new
+   column) and the shard aggregates (new overloads); exemplars, in the
+   exemplar tables that prom_exemplars names */
 \echo Use "ALTER EXTENSION promread UPDATE TO '0.4.0'" to load this file. \quit
 
 -- content_type: the request's Content-Type, which names the protocol
@@ -269,9 +269,12 @@ CREATE FUNCTION prom_histogram_buckets(h prom_histogram)
 		count double precision)
 	AS 'MODULE_PATHNAME', 'prom_histogram_buckets'
 	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE ROWS 20;
+
+--
 -- The exemplar tables of metrics that remote write created: written by
--- prom_remote_write when it creates a metric (the table is the writer's),
--- forgotten when the metric is registered again or unregistered.
+-- prom_remote_write with a metric's first exemplar (the table is the metric
+-- table's owner's), forgotten when the metric is registered again or
+-- unregistered.
 --
 CREATE TABLE prom_exemplar_catalog (
 	metric text PRIMARY KEY,

@@ -65,8 +65,9 @@ GRANT SELECT ON prom_metric_metadata TO PUBLIC;
 
 --
 -- The exemplar tables of metrics that remote write created: written by
--- prom_remote_write when it creates a metric (the table is the writer's),
--- forgotten when the metric is registered again or unregistered.
+-- prom_remote_write with a metric's first exemplar (the table is the metric
+-- table's owner's), forgotten when the metric is registered again or
+-- unregistered.
 --
 CREATE TABLE prom_exemplar_catalog (
 	metric text PRIMARY KEY,

@@ -476,11 +476,30 @@ PromExemplarCatalogFind(const char *metric)
 }
 
 /*
- * Record the exemplar table that remote write created for a metric it
- * created, owned by the current user; false, recording nothing, when the
- * extension's objects predate the exemplar catalog.
+ * Take, until the transaction ends, the lock of a metric's name in the
+ * exemplar catalog, under which its exemplar table is created once; false,
+ * taking nothing, when the extension's objects predate the exemplar
+ * catalog.  It is not the metric catalog's lock of the name, which a writer
+ * adding label columns holds while it waits for the metric's table.
  */
 bool
+PromExemplarCatalogLock(const char *metric)
+{
+	Oid			indexid;
+	Relation	rel = open_exemplar_catalog(CATALOG_WRITE_LOCK, &indexid);
+
+	if (rel == NULL)
+		return false;
+	lock_name(rel, metric);
+	table_close(rel, NoLock);
+	return true;
+}
+
+/*
+ * Record the exemplar table that remote write created for a metric it
+ * created, owned by the current user, under PromExemplarCatalogLock.
+ */
+void
 PromExemplarCatalogStore(const char *metric, Oid relid)
 {
 	Oid			indexid;
@@ -490,13 +509,9 @@ PromExemplarCatalogStore(const char *metric, Oid relid)
 
 	check_owner(relid);
 	rel = open_exemplar_catalog(CATALOG_WRITE_LOCK, &indexid);
-	if (rel == NULL)
-		return false;
 	values[Anum_exemplar_metric - 1] = CStringGetTextDatum(metric);
 	values[Anum_exemplar_relation - 1] = ObjectIdGetDatum(relid);
-	lock_name(rel, metric);
 	store_row(rel, indexid, metric, values, isnull, NULL);
-	return true;
 }
 
 /*

@@ -135,7 +135,8 @@ extern void PromCatalogStoreCreated(const char *metric, Oid relid,
 extern bool PromMetadataStore(const char *family, const char *type,
 							  const char *help, const char *unit);
 extern Oid	PromExemplarCatalogFind(const char *metric);
-extern bool PromExemplarCatalogStore(const char *metric, Oid relid);
+extern bool PromExemplarCatalogLock(const char *metric);
+extern void PromExemplarCatalogStore(const char *metric, Oid relid);
 
 /* in register_columns.c: the columns prom_register registers */
 struct ArrayType;

@@ -22,10 +22,11 @@
  *    promread.write_create_metrics is on: (ts timestamptz, value float8 or
  *    prom_histogram as its samples are, one text column per label),
  *    created in promread.write_schema, owned by the writing role and
- *    registered as made by remote write, and beside it the table of its
- *    exemplars (write_exemplars.c).  The metric's lock in the catalog is
- *    taken first (by a role that may create the table only) and the
- *    registration looked up again, so two writers create it once.
+ *    registered as made by remote write (and, with its first exemplar,
+ *    the table of its exemplars beside it: write_exemplars.c).  The
+ *    metric's lock in the catalog is taken first (by a role that may
+ *    create the table only) and the registration looked up again, so two
+ *    writers create it once.
  * 3. A label the registration has no column for is added as a column to a
  *    table that remote write made (its exclusive lock is polled for, not
  *    queued for, so that reads are not held up behind it); on any other
@@ -340,7 +341,6 @@ create_metric(const char *metric, const char *const *labels, int nlabels,
 	PromCatalogStoreCreated(metric, get_relname_relid(table, nspid),
 							CREATED_TIME_COLUMN, CREATED_VALUE_COLUMN,
 							columns, names, ncolumns, overflow);
-	PromCreateExemplarTable(metric, nspid, get_relname_relid(table, nspid), table);
 	return PromCatalogFind(metric);
 }
 

@@ -120,8 +120,6 @@ extern bool PromWriteGroupSamplesStale(const PromWriteGroup *group);
 extern int64 PromWriteTimestamp(int64 ms, const char *metric);
 
 /* in write_exemplars.c */
-extern void PromCreateExemplarTable(const char *metric, Oid nspid, Oid metric_relid,
-									const char *metric_table);
 extern int64 PromWriteGroupExemplars(const PromWriteGroup *group,
 									 const PromMetricEntry *entry);
 

@@ -2,26 +2,30 @@
  *
  * write_exemplars.c
  *	  The exemplars of remote write: a table of them beside each metric
- *	  that remote write creates, and their writing.
+ *	  that remote write created, and their writing.
  *
- * 1. When remote write creates a metric's table, it creates beside it, in
- *    the same schema and as the same role, the table of its exemplars,
- *    named as the metric's table with "#exemplars" appended (a name no
- *    metric's table can take, '#' being no character of a metric name):
- *    (ts timestamptz, value float8, series jsonb, labels jsonb), series
- *    the labels of the exemplar's series but __name__, labels the
- *    exemplar's own.  prom_exemplar_catalog (prom_exemplars to read)
- *    names it.  The two tables start with the same owner and privileges
- *    (the writing role's, and the schema's default privileges for both),
- *    so no role reads exemplars of a metric whose samples it cannot read;
- *    a GRANT on one is for its owner to repeat on the other.  The
- *    exemplar table depends on the metric's (an automatic dependency, as
- *    an index's): DROP TABLE of the metric drops its exemplars too.
- * 2. A metric registered by a user (prom_register) has no exemplar table:
- *    its exemplars are dropped and not counted as written.  So are those
- *    of a metric whose exemplar table was dropped, and those the writing
- *    role may not insert into its exemplar table: exemplars are an aid to
- *    the samples, and never refuse them.
+ * 1. The first exemplar of a metric that remote write created makes,
+ *    beside the metric's table, in its schema and owned by its owner, the
+ *    table of its exemplars, named as the metric's table with "#exemplars"
+ *    appended (a name no metric's table can take, '#' being no character
+ *    of a metric name): (ts timestamptz, value float8, series jsonb, labels
+ *    jsonb), series the labels of the exemplar's series but __name__,
+ *    labels the exemplar's own.  prom_exemplar_catalog (prom_exemplars to
+ *    read) names it.  It is given the privileges the metric's table has
+ *    then, so no role reads the exemplars of a metric whose samples it may
+ *    not read; a later GRANT on one is for the owner to repeat on the
+ *    other.  It depends on the metric's table (an automatic dependency, as
+ *    an index's): DROP TABLE of the metric drops its exemplars too.  Only
+ *    the metric table's owner creates it (a writer granted INSERT on
+ *    another role's table cannot give that role a table), and only once
+ *    (under the metric's lock in the exemplar catalog).  Metrics without
+ *    exemplars get no table.
+ * 2. Exemplars are dropped, and not counted as written, when their metric
+ *    has no exemplar table and may not get one: a metric registered by a
+ *    user (prom_register), or one whose writer is not its table's owner or
+ *    may no longer create tables in its schema; and when the writer may
+ *    not insert into the exemplar table.  Exemplars are an aid to the
+ *    samples and never refuse them.
  * 3. Exemplars are written with one INSERT through SPI, as the writing
  *    role, after the metric's samples and in the same subtransaction (a
  *    refused metric keeps none), into a table whose owner remote write
@@ -52,6 +56,7 @@
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 /* What an exemplar table's name adds to its metric's table's name. */
 #define EXEMPLAR_TABLE_SUFFIX	"#exemplars"
@@ -76,47 +81,128 @@ exemplar_table_name(const char *metric_table)
 					hash_bytes((const unsigned char *) metric_table, (int) len));
 }
 
-/*
- * Create the exemplar table of a metric that remote write just created as
- * metric_table (metric_relid) in schema nspid, through SPI, and record it
- * in the exemplar catalog; nothing when the extension's objects predate
- * the exemplar catalog.
- */
-void
-PromCreateExemplarTable(const char *metric, Oid nspid, Oid metric_relid,
-						const char *metric_table)
+/* Run a statement of an exemplar table through SPI. */
+static void
+run_sql(const char *sql, int expected)
 {
-	char	   *table = exemplar_table_name(metric_table);
+	if (SPI_execute(sql, false, 0) != expected)
+		elog(ERROR, "promread could not run: %s", sql);
+}
+
+/* The privileges of relation $2 but its owner's, named for GRANT and REVOKE. */
+#define PRIVILEGES_OF(statement) \
+	"SELECT pg_catalog.format(" statement ", a.privilege_type, $1, " \
+	"CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(r.rolname) END, " \
+	"CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END) " \
+	"FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a " \
+	"LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.grantee " \
+	"WHERE c.oid OPERATOR(pg_catalog.=) $2 AND a.grantee OPERATOR(pg_catalog.<>) c.relowner"
+
+/*
+ * Give the exemplar table (relid; qualified, its quoted name) the
+ * privileges of the metric's table: revoke those it was created with (the
+ * schema's default privileges), grant those the metric's table has, both
+ * but the owner's own.
+ */
+static void
+copy_privileges(Oid metric_relid, const char *qualified, Oid relid)
+{
+	static const char *const queries[] = {
+		PRIVILEGES_OF("'REVOKE %s ON %s FROM %s'"),
+		PRIVILEGES_OF("'GRANT %s ON %s TO %s%s'")
+	};
+	Oid			types[2] = {TEXTOID, OIDOID};
+	int			pass;
+
+	for (pass = 0; pass < 2; pass++)
+	{
+		Datum		args[2] = {CStringGetTextDatum(qualified),
+			ObjectIdGetDatum(pass == 0 ? relid : metric_relid)};
+		List	   *statements = NIL;
+		ListCell   *lc;
+		uint64		i;
+
+		/* not read-only: a new snapshot, which sees the table just created */
+		if (SPI_execute_with_args(queries[pass], 2, types, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "promread could not read the privileges of relation %u",
+				 pass == 0 ? relid : metric_relid);
+		for (i = 0; i < SPI_processed; i++)
+			statements = lappend(statements,
+								 SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+		foreach(lc, statements)
+			run_sql(lfirst(lc), SPI_OK_UTILITY);
+	}
+}
+
+/*
+ * Create, under the metric's lock in the exemplar catalog, the exemplar
+ * table of a metric remote write created (see the header) and record it;
+ * InvalidOid when the extension's objects predate the exemplar catalog.
+ */
+static Oid
+create_exemplar_table(const PromMetricEntry *entry, Oid nspid)
+{
+	char	   *table = exemplar_table_name(get_rel_name(entry->relid));
 	char	   *schema = get_namespace_name(nspid);
 	char	   *qualified = quote_qualified_identifier(schema, table);
 	ObjectAddress exemplars;
 	ObjectAddress metric_address;
 	Oid			relid;
 
-	if (!OidIsValid(get_relname_relid("prom_exemplar_catalog", PromExtensionNamespace())))
-		return;
+	if (!PromExemplarCatalogLock(entry->metric))
+		return InvalidOid;
+	relid = PromExemplarCatalogFind(entry->metric);
+	if (OidIsValid(relid))
+		return relid;			/* another writer made it meanwhile */
 	if (OidIsValid(get_relname_relid(table, nspid)))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_TABLE),
 				 errmsg("relation \"%s.%s\" for the exemplars of metric \"%s\" already exists",
-						schema, table, metric),
-				 errhint("Drop or rename it, or set promread.write_schema to another schema.")));
-	if (SPI_execute(psprintf("CREATE TABLE %s (" EXEMPLAR_TIME_COLUMN " pg_catalog.timestamptz NOT NULL, "
-							 EXEMPLAR_VALUE_COLUMN " pg_catalog.float8 NOT NULL, "
-							 "series pg_catalog.jsonb NOT NULL, labels pg_catalog.jsonb NOT NULL)",
-							 qualified), false, 0) != SPI_OK_UTILITY ||
-		SPI_execute(psprintf("CREATE INDEX ON %s (" EXEMPLAR_TIME_COLUMN ")", qualified),
-					false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "promread could not create the exemplar table of metric \"%s\"", metric);
+						schema, table, entry->metric),
+				 errhint("Drop or rename it.")));
+	run_sql(psprintf("CREATE TABLE %s (" EXEMPLAR_TIME_COLUMN " pg_catalog.timestamptz NOT NULL, "
+					 EXEMPLAR_VALUE_COLUMN " pg_catalog.float8 NOT NULL, "
+					 "series pg_catalog.jsonb NOT NULL, labels pg_catalog.jsonb NOT NULL)",
+					 qualified), SPI_OK_UTILITY);
+	run_sql(psprintf("CREATE INDEX ON %s (" EXEMPLAR_TIME_COLUMN ")", qualified),
+			SPI_OK_UTILITY);
 	relid = get_relname_relid(table, nspid);
+	copy_privileges(entry->relid, qualified, relid);
 
 	/* dropped with the metric's table */
 	ObjectAddressSet(exemplars, RelationRelationId, relid);
-	ObjectAddressSet(metric_address, RelationRelationId, metric_relid);
+	ObjectAddressSet(metric_address, RelationRelationId, entry->relid);
 	recordDependencyOn(&exemplars, &metric_address, DEPENDENCY_AUTO);
 	CommandCounterIncrement();
 
-	(void) PromExemplarCatalogStore(metric, relid);
+	PromExemplarCatalogStore(entry->metric, relid);
+	return relid;
+}
+
+/*
+ * The exemplar table of a metric, created now when it has none and may get
+ * one (see the header), or InvalidOid.
+ */
+static Oid
+exemplar_table(const PromMetricEntry *entry)
+{
+	Oid			relid = PromExemplarCatalogFind(entry->metric);
+	Oid			nspid;
+	HeapTuple	tuple;
+	Oid			owner;
+
+	if (OidIsValid(relid) || !entry->created_by_write)
+		return relid;
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(entry->relid));
+	if (!HeapTupleIsValid(tuple))
+		return InvalidOid;
+	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	nspid = ((Form_pg_class) GETSTRUCT(tuple))->relnamespace;
+	ReleaseSysCache(tuple);
+	if (owner != GetUserId() ||
+		pg_namespace_aclcheck(nspid, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
+		return InvalidOid;
+	return create_exemplar_table(entry, nspid);
 }
 
 /* Append the labels of a series or an exemplar to out, as a JSON object. */
@@ -186,7 +272,7 @@ PromWriteGroupExemplars(const PromWriteGroup *group, const PromMetricEntry *entr
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("remote write request has too many exemplars of metric \"%s\"",
 						entry->metric)));
-	relid = PromExemplarCatalogFind(entry->metric);
+	relid = exemplar_table(entry);
 	if (!OidIsValid(relid) ||
 		pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
 		return 0;

@@ -23,10 +23,10 @@
  * float one (count_float) counts and a float zero count; one that carries
  * the other kind's fields is refused (22023), and so is one that
  * PromHistogramCheck finds invalid (spans that do not add up to the
- * buckets, a schema out of range, more than promread.max_histogram_buckets
- * buckets).  Each value is charged to the decoding budget before it is
- * allocated, so a request of millions of buckets fails cleanly (22023)
- * rather than exhausting memory.
+ * buckets, a schema out of range).  Before a value is allocated, its sizes
+ * are checked against promread.max_histogram_buckets and it is charged to
+ * the decoding budget, so a request of millions of buckets fails cleanly
+ * (22023) rather than exhausting memory.
  *
  * Exemplars are kept with their labels, except those that Prometheus's own
  * receiver would drop without failing the request: labels named twice,
@@ -211,6 +211,12 @@ decode_histogram(const Prometheus__Histogram *msg, int i, int j,
 		msg->n_custom_values > PG_UINT32_MAX)
 		invalid_histogram(i, j, "has too many buckets");
 
+	context.callback = histogram_error_context;
+	context.arg = &place;
+	context.previous = error_context_stack;
+	error_context_stack = &context;
+	PromHistogramCheckSizes(msg->n_positive_spans, msg->n_negative_spans,
+							npositive, nnegative, msg->n_custom_values);
 	PromDecodeBudgetCheck(budget, PromHistogramSize(msg->n_positive_spans,
 													msg->n_negative_spans,
 													npositive, nnegative,
@@ -249,10 +255,6 @@ decode_histogram(const Prometheus__Histogram *msg, int i, int j,
 		memcpy(PromHistogramCustomValues(h), msg->custom_values,
 			   sizeof(double) * msg->n_custom_values);
 
-	context.callback = histogram_error_context;
-	context.arg = &place;
-	context.previous = error_context_stack;
-	error_context_stack = &context;
 	PromHistogramCheck(h);
 	error_context_stack = context.previous;
 	return h;

@@ -264,6 +264,17 @@ SELECT try_write(prom_write_request(jsonb_build_array(jsonb_build_object(
 RESET promread.max_memory;
 SELECT count(*) AS unchanged FROM wh.wh_v1;
 
+-- a table a user registered with a prom_histogram value column takes
+-- histograms (and refuses float samples); it has no exemplar table: its
+-- exemplars are dropped and not counted
+CREATE TABLE wh.user_hist (t timestamptz, h prom_histogram, job text);
+SELECT prom_register('wh.user_hist', 'wh_user_hist');
+SELECT try_write(prom_write_request('[{"labels": {"__name__": "wh_user_hist", "job": "j"},
+  "histograms": [{"timestamp": 1700000000000, "count_int": 1, "zero_count_int": 1}],
+  "exemplars": [{"labels": {"trace_id": "t1"}, "value": 0.1, "timestamp": 1700000000000}]}]'));
+SELECT try_write(prom_write_request('[{"labels": {"__name__": "wh_user_hist", "job": "j"},
+  "samples": [[1700000001000, 1]]}]'));
+SELECT t, h, job FROM wh.user_hist;
 -- a metric a user registered has no exemplar table: its samples written,
 -- its exemplars dropped and not counted
 CREATE TABLE wh.user_float (t timestamptz, v float8, job text);
@@ -308,20 +319,32 @@ SELECT try_write(v2_request('{"",__name__,wh_float,a}',
 	v2_refs(1, 2) || v2_exemplar('{3,3,3,3}', 4, 4)), :'v2');
 SELECT value, length(labels->>'trace_id') FROM wh."wh_float#exemplars" WHERE ts < '1971-01-01' ORDER BY ts;
 
--- exemplar privileges: the exemplar table is the writer's, as the metric's
+-- exemplar privileges: the exemplar table is the owner's, as the metric's
 -- table; a role that may not read the samples may not read the exemplars
 SELECT relname, pg_get_userbyid(relowner) AS owner, relacl
 FROM pg_class WHERE relnamespace = 'wh'::regnamespace AND relname IN ('wh_float', 'wh_float#exemplars')
 ORDER BY relname;
 CREATE ROLE wh_reader;
-GRANT USAGE ON SCHEMA wh TO wh_reader;
+CREATE ROLE wh_writer;
+GRANT USAGE ON SCHEMA wh TO wh_reader, wh_writer;
 SET ROLE wh_reader;
 SELECT count(*) FROM wh."wh_float#exemplars";
 RESET ROLE;
--- a writer that may insert samples but not exemplars: the samples written,
--- the exemplars not counted
-CREATE ROLE wh_writer;
-GRANT USAGE ON SCHEMA wh TO wh_writer;
+-- a metric gets its exemplar table with its first exemplar, with the
+-- privileges its table has then, not the schema's defaults
+ALTER DEFAULT PRIVILEGES IN SCHEMA wh GRANT SELECT ON TABLES TO wh_reader;
+SELECT try_write(prom_write_request('[{"labels": {"__name__": "wh_granted"}, "samples": [[1700000400000, 1]]}]')) IS NOT NULL AS written;
+SELECT count(*) AS no_exemplar_table_yet FROM prom_exemplars WHERE metric = 'wh_granted';
+REVOKE SELECT ON wh.wh_granted FROM wh_reader;
+GRANT INSERT ON wh.wh_granted TO wh_writer;
+SELECT try_write(prom_write_request('[{"labels": {"__name__": "wh_granted"}, "samples": [[1700000401000, 2]],
+  "exemplars": [{"value": 2, "timestamp": 1700000401000}]}]'));
+ALTER DEFAULT PRIVILEGES IN SCHEMA wh REVOKE SELECT ON TABLES FROM wh_reader;
+SELECT relname, relacl FROM pg_class
+WHERE relnamespace = 'wh'::regnamespace AND relname IN ('wh_granted', 'wh_granted#exemplars')
+ORDER BY relname;
+-- a writer that may insert samples but does not own the table: the samples
+-- written, the exemplars not counted, and no exemplar table made for them
 GRANT INSERT ON wh.wh_float TO wh_writer;
 SET ROLE wh_writer;
 SELECT try_write(prom_write_request('[{"labels": {"__name__": "wh_float", "job": "a"}, "samples": [[1700000400000, 3]],
