@@ -11,7 +11,7 @@ PROTOS = src/protocol/proto/remote src/protocol/proto/write_v2
 OBJS = $(SRCS:.c=.o) $(patsubst %.cpp,%.o,$(wildcard src/*/*.cpp)) $(PROTOS:=.pb-c.o)
 EXTRA_CLEAN = $(PROTOS:=.pb-c.c) $(PROTOS:=.pb-c.h)
 
-REGRESS = register series regex matchers selective layouts security misfits limits volume remote_read chunks encoders prometheus_requests write write_v2 write_paths write_security label_names read_rights
+REGRESS = register series regex matchers selective layouts security misfits limits volume remote_read chunks encoders prometheus_requests write write_v2 write_paths write_security label_names read_rights histogram histogram_read
 REGRESS_OPTS = --inputdir=test --encoding=UTF8 --load-extension=promread
 
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -27,6 +27,10 @@ PG_CFLAGS += -Werror
 endif
 SHLIB_LINK = -lprotobuf-c -lsnappy -lxxhash -lstdc++
 
+# the PromQL histogram functions round every operation as Go does on x86-64
+# (src/histogram/go_math.c): no fused multiply-adds
+src/histogram/go_math.o src/histogram/histogram_functions.o: override CFLAGS += -ffp-contract=off
+
 # rebuild objects when a header they include changes
 override autodepend = yes
 
@@ -41,8 +45,15 @@ include $(PGXS)
 # write_v2.proto imports remote.proto's Sample
 src/protocol/proto/write_v2.pb-c.c: src/protocol/proto/remote.pb-c.h
 
-$(SRCS:.c=.o): $(PROTOS:=.pb-c.h)
+$(SRCS:.c=.o) $(SRCS:.c=.bc): $(PROTOS:=.pb-c.h)
 
 # the pg_regress suites, for test/suites to check that each one reported
 print-regress:
 	@echo $(REGRESS)
+
+# make dist: the archive PGXN takes (promread-VERSION.zip, one top folder
+# of that name, META.json at its top), from the committed tree
+DIST_VERSION = $(shell sed -nE "s/^default_version = '(.*)'/\1/p" promread.control)
+.PHONY: dist
+dist:
+	git archive --format=zip --prefix=promread-$(DIST_VERSION)/ -o promread-$(DIST_VERSION).zip HEAD

@@ -93,12 +93,6 @@ REVOKE ALL ON FUNCTION prom_catalog_forget_dropped() FROM PUBLIC;
 CREATE EVENT TRIGGER prom_catalog_forget_dropped ON sql_drop
 	EXECUTE FUNCTION prom_catalog_forget_dropped();
 
-CREATE FUNCTION prom_series(selector text, start_time timestamptz,
-		end_time timestamptz)
-	RETURNS TABLE (labels jsonb, ts timestamptz[], value double precision[])
-	AS 'MODULE_PATHNAME', 'prom_series'
-	LANGUAGE C STRICT STABLE PARALLEL RESTRICTED ROWS 100;
-
 CREATE FUNCTION prom_explain(selector text, start_time timestamptz,
 		end_time timestamptz, "analyze" boolean DEFAULT false)
 	RETURNS SETOF text
@@ -160,6 +154,132 @@ CREATE FUNCTION prom_regex_translate(pattern text)
 	RETURNS text
 	AS 'MODULE_PATHNAME', 'prom_regex_translate'
 	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+--
+-- Native histograms
+--
+
+-- A native histogram: every field of prompb.Histogram but its timestamp,
+-- kept bit for bit.  Its text form is a JSON object,
+-- {"kind":"integer","schema":3,...}, that casts to jsonb through text.
+CREATE TYPE prom_histogram;
+
+CREATE FUNCTION prom_histogram_in(cstring)
+	RETURNS prom_histogram
+	AS 'MODULE_PATHNAME', 'prom_histogram_in'
+	LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_out(prom_histogram)
+	RETURNS cstring
+	AS 'MODULE_PATHNAME', 'prom_histogram_out'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_recv(internal)
+	RETURNS prom_histogram
+	AS 'MODULE_PATHNAME', 'prom_histogram_recv'
+	LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_send(prom_histogram)
+	RETURNS bytea
+	AS 'MODULE_PATHNAME', 'prom_histogram_send'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE TYPE prom_histogram (
+	INPUT = prom_histogram_in,
+	OUTPUT = prom_histogram_out,
+	RECEIVE = prom_histogram_recv,
+	SEND = prom_histogram_send,
+	INTERNALLENGTH = VARIABLE,
+	ALIGNMENT = double,
+	STORAGE = extended
+);
+
+-- Equality is bit for bit: NaNs of the same bits are equal, 0 and -0 not.
+CREATE FUNCTION prom_histogram_eq(prom_histogram, prom_histogram)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'prom_histogram_eq'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_ne(prom_histogram, prom_histogram)
+	RETURNS boolean
+	AS 'MODULE_PATHNAME', 'prom_histogram_ne'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_hash(prom_histogram)
+	RETURNS integer
+	AS 'MODULE_PATHNAME', 'prom_histogram_hash'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE OPERATOR = (
+	LEFTARG = prom_histogram,
+	RIGHTARG = prom_histogram,
+	FUNCTION = prom_histogram_eq,
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel,
+	HASHES
+);
+
+CREATE OPERATOR <> (
+	LEFTARG = prom_histogram,
+	RIGHTARG = prom_histogram,
+	FUNCTION = prom_histogram_ne,
+	COMMUTATOR = <>,
+	NEGATOR = =,
+	RESTRICT = neqsel,
+	JOIN = neqjoinsel
+);
+
+CREATE OPERATOR CLASS prom_histogram_ops
+	DEFAULT FOR TYPE prom_histogram USING hash AS
+		OPERATOR 1 = (prom_histogram, prom_histogram),
+		FUNCTION 1 prom_histogram_hash(prom_histogram);
+
+-- PromQL's histogram functions, giving Prometheus's answers bit for bit
+CREATE FUNCTION prom_histogram_count(h prom_histogram)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME', 'prom_histogram_count'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_sum(h prom_histogram)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME', 'prom_histogram_sum'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_avg(h prom_histogram)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME', 'prom_histogram_avg'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_stddev(h prom_histogram)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME', 'prom_histogram_stddev'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_stdvar(h prom_histogram)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME', 'prom_histogram_stdvar'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_quantile(q double precision, h prom_histogram)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME', 'prom_histogram_quantile'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION prom_histogram_fraction(lower double precision,
+		upper double precision, h prom_histogram)
+	RETURNS double precision
+	AS 'MODULE_PATHNAME', 'prom_histogram_fraction'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+-- The buckets with observations, ascending, counts absolute, the zero
+-- bucket among them: as Prometheus's HTTP API lists a histogram's buckets
+CREATE FUNCTION prom_histogram_buckets(h prom_histogram)
+	RETURNS TABLE (lower double precision, upper double precision,
+		count double precision)
+	AS 'MODULE_PATHNAME', 'prom_histogram_buckets'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE ROWS 20;
 
 --
 -- Remote read
@@ -286,6 +406,87 @@ CREATE AGGREGATE prom_chunked_response_agg(ts timestamp,
 
 CREATE AGGREGATE prom_chunked_response_agg(ts bigint,
 		value double precision, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_chunked_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);
+
+--
+-- Native histograms, read
+--
+
+-- The series of a selector: a series of floats has its values and NULL
+-- histograms, a series of native histograms NULL values and its histograms.
+CREATE FUNCTION prom_series(selector text, start_time timestamptz,
+		end_time timestamptz)
+	RETURNS TABLE (labels jsonb, ts timestamptz[], value double precision[],
+		histograms prom_histogram[])
+	AS 'MODULE_PATHNAME', 'prom_series'
+	LANGUAGE C STRICT STABLE PARALLEL RESTRICTED ROWS 100;
+
+-- The shard aggregates over native histograms: every series of the answer
+-- holds histograms.
+CREATE FUNCTION prom_read_response_agg_transfn(internal, timestamptz,
+		prom_histogram, VARIADIC "any")
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_transfn'
+	LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_response_agg_transfn(internal, timestamp,
+		prom_histogram, VARIADIC "any")
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_transfn'
+	LANGUAGE C PARALLEL SAFE;
+
+CREATE FUNCTION prom_read_response_agg_transfn(internal, bigint,
+		prom_histogram, VARIADIC "any")
+	RETURNS internal
+	AS 'MODULE_PATHNAME', 'prom_read_response_agg_transfn'
+	LANGUAGE C PARALLEL SAFE;
+
+CREATE AGGREGATE prom_read_response_agg(ts timestamptz,
+		value prom_histogram, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_read_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE prom_chunked_response_agg(ts timestamptz,
+		value prom_histogram, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_chunked_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE prom_chunked_response_agg(ts timestamp,
+		value prom_histogram, VARIADIC labels "any") (
+	SFUNC = prom_read_response_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = prom_chunked_response_agg_finalfn,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = prom_read_response_agg_combinefn,
+	SERIALFUNC = prom_read_response_agg_serialfn,
+	DESERIALFUNC = prom_read_response_agg_deserialfn,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE prom_chunked_response_agg(ts bigint,
+		value prom_histogram, VARIADIC labels "any") (
 	SFUNC = prom_read_response_agg_transfn,
 	STYPE = internal,
 	FINALFUNC = prom_chunked_response_agg_finalfn,

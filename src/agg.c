@@ -7,7 +7,10 @@
  *	  shard sends its coordinator (shards.c).
  *
  * The time is a timestamptz, a timestamp (read as UTC) or a bigint of ms
- * since the Unix epoch, as the engine reads a metric's time column.
+ * since the Unix epoch, as the engine reads a metric's time column.  The
+ * value is a double precision, or a prom_histogram (an overload of its
+ * own): then every series of the answer holds histograms, each copied into
+ * the state's series set as a scan copies them.
  *
  * The labels are name/value pairs, and may end with a jsonb of overflow
  * labels (a created table's overflow column: overflow_labels.c), read as
@@ -21,7 +24,7 @@
  * names not seen before.
  *
  * For parallel aggregation a state is serialized as its series' label sets
- * and samples; deserializing and combining add them to a set through
+ * and samples (histograms as their bytes, after a magic of their own); deserializing and combining add them to a set through
  * all-text layouts (a series of more labels than a call has arguments keeps
  * the rest as overflow labels), and the set's final sort merges equal label
  * sets that came through different layouts.
@@ -43,6 +46,7 @@
 #include "utils/timestamp.h"
 #include "protocol/protocol.h"
 #include "engine/engine.h"
+#include "histogram/histogram.h"
 
 PG_FUNCTION_INFO_V1(prom_read_response_agg_transfn);
 PG_FUNCTION_INFO_V1(prom_read_response_agg_finalfn);
@@ -51,8 +55,9 @@ PG_FUNCTION_INFO_V1(prom_read_response_agg_serialfn);
 PG_FUNCTION_INFO_V1(prom_read_response_agg_deserialfn);
 PG_FUNCTION_INFO_V1(prom_chunked_response_agg_finalfn);
 
-/* First bytes of a serialized state. */
+/* First bytes of a serialized state: of floats, of histograms. */
 #define STATE_MAGIC		"PRA1"
+#define STATE_MAGIC_HISTOGRAMS	"PRH1"
 
 /* Arguments before the label pairs: state, ts, value. */
 #define FIRST_LABEL_ARG	3
@@ -83,6 +88,7 @@ typedef struct AggState
 	HTAB	   *layouts;		/* LayoutBucket by the hash of names */
 	AggLayout  *last;			/* layout of the previous row */
 	bool		time_is_ms;		/* the time is a bigint of ms, not a timestamp */
+	bool		histograms;		/* the values are prom_histogram values */
 	int			nlabels;		/* label pairs per row */
 	bool		overflow;		/* then a jsonb of overflow labels */
 	PromLabelKind *kinds;		/* per pair, from the value's type */
@@ -131,6 +137,8 @@ state_init_types(AggState *state, FunctionCallInfo fcinfo)
 				 errhint("Only a jsonb of overflow labels may follow the pairs.")));
 
 	state->time_is_ms = get_fn_expr_argtype(fcinfo->flinfo, 1) == INT8OID;
+	state->histograms =
+		PromIsHistogramType(getBaseType(get_fn_expr_argtype(fcinfo->flinfo, 2)));
 	state->nlabels = npairargs / 2;
 	/* one more column for the overflow labels, which come last */
 	state->kinds = MemoryContextAlloc(state->context,
@@ -280,6 +288,8 @@ find_layout(AggState *state, int nlabels, const char **names, const int *lens,
 											kinds, types, NULL);
 	if (overflow)
 		PromLayoutSetOverflow(state->set, layout->layout, nlabels - 1);
+	if (state->histograms)
+		PromLayoutSetHistograms(state->set, layout->layout);
 	layout->next = bucket->first;
 	bucket->first = layout;
 	MemoryContextSwitchTo(oldcxt);
@@ -336,7 +346,9 @@ prom_read_response_agg_transfn(PG_FUNCTION_ARGS)
 	layout = find_layout(state, state->nlabels + state->overflow, names, lens,
 						 state->kinds, state->types, false, state->overflow);
 	PromSeriesSetAdd(state->set, layout->layout, state->values, state->isnull,
-					 t, PG_GETARG_FLOAT8(2));
+					 t, state->histograms ?
+					 PromSeriesSetCopyHistogram(state->set, PG_GETARG_DATUM(2)) :
+					 PG_GETARG_FLOAT8(2));
 	PG_RETURN_POINTER(state);
 }
 
@@ -430,8 +442,14 @@ merge_state(AggState *into, const AggState *from)
 									  PromSeriesLabelCount(from->set, series[i]));
 		int			n = PromSeriesLabels(from->set, series[i], labels);
 		PromSample *samples = series_samples(series[i]);
+		int64		nsamples = PromSeriesSampleCount(series[i]);
+		int64		j;
 
-		add_text_series(into, n, labels, samples, PromSeriesSampleCount(series[i]));
+		/* the state's own copies, as its rows' */
+		for (j = 0; j < nsamples && into->histograms; j++)
+			samples[j].v = PromSeriesSetCopyHistogram(into->set,
+													  PointerGetDatum(PromSampleHistogram(&samples[j])));
+		add_text_series(into, n, labels, samples, nsamples);
 		pfree(samples);
 		pfree(labels);
 	}
@@ -448,8 +466,13 @@ prom_read_response_agg_combinefn(PG_FUNCTION_ARGS)
 		elog(ERROR, "prom_read_response_agg_combinefn called in non-aggregate context");
 	if (PG_ARGISNULL(1))
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
-	into = PG_ARGISNULL(0) ? state_create(aggcxt) :
-		(AggState *) PG_GETARG_POINTER(0);
+	if (PG_ARGISNULL(0))
+	{
+		into = state_create(aggcxt);
+		into->histograms = ((AggState *) PG_GETARG_POINTER(1))->histograms;
+	}
+	else
+		into = (AggState *) PG_GETARG_POINTER(0);
 	merge_state(into, (AggState *) PG_GETARG_POINTER(1));
 	PG_RETURN_POINTER(into);
 }
@@ -516,9 +539,48 @@ put_bytes(char *p, const void *data, Size len)
 }
 
 /*
+ * Bytes of the histograms of a series of histograms, beyond the 16 bytes a
+ * sample counts: a serialized state holds the histograms' own.
+ */
+static Size
+histograms_bytes(const PromSeries *series)
+{
+	PromSample *samples = series_samples(series);
+	int64		n = PromSeriesSampleCount(series);
+	Size		size = 0;
+	int64		i;
+
+	for (i = 0; i < n; i++)
+		size += VARSIZE(PromSampleHistogram(&samples[i])) - sizeof(double);
+	pfree(samples);
+	return size;
+}
+
+/* Append a series' histograms to a serialized state: times and bytes. */
+static char *
+put_histograms(char *p, const PromSeries *series)
+{
+	PromSample *samples = series_samples(series);
+	int64		n = PromSeriesSampleCount(series);
+	int64		i;
+
+	for (i = 0; i < n; i++)
+	{
+		const PromHistogram *h = PromSampleHistogram(&samples[i]);
+
+		p = put_bytes(p, &samples[i].t, sizeof(int64));
+		p = put_bytes(p, h, VARSIZE(h));
+	}
+	pfree(samples);
+	return p;
+}
+
+/*
  * Serialize: "PRA1", uint32 series count, then per series a uint32 label
  * count, each label as uint32 length + name and uint32 length + value, an
- * int64 sample count and the samples as (int64 time, float8 value).
+ * int64 sample count and the samples as (int64 time, float8 value).  A
+ * state of histograms begins "PRH1" and has each sample as an int64 time
+ * and the histogram's bytes (its varlena, whose header gives its length).
  */
 Datum
 prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
@@ -544,6 +606,8 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 
 		size += sizeof(uint32) + sizeof(int64) +
 			sizeof(PromSample) * PromSeriesSampleCount(series[i]);
+		if (state->histograms)
+			size += histograms_bytes(series[i]);
 		for (j = 0; j < n; j++)
 			size += 2 * sizeof(uint32) + labels[j].name_len + labels[j].value_len;
 	}
@@ -554,7 +618,8 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 
 	result = palloc(size);
 	SET_VARSIZE(result, size);
-	p = put_bytes(VARDATA(result), STATE_MAGIC, 4);
+	p = put_bytes(VARDATA(result),
+				  state->histograms ? STATE_MAGIC_HISTOGRAMS : STATE_MAGIC, 4);
 	p = put_bytes(p, &(uint32) {nseries}, sizeof(uint32));
 	for (i = 0; i < nseries; i++)
 	{
@@ -571,8 +636,13 @@ prom_read_response_agg_serialfn(PG_FUNCTION_ARGS)
 			p = put_bytes(p, labels[j].value, labels[j].value_len);
 		}
 		p = put_bytes(p, &nsamples, sizeof(int64));
-		PromSeriesCopySamples(series[i], p);
-		p += sizeof(PromSample) * nsamples;
+		if (state->histograms)
+			p = put_histograms(p, series[i]);
+		else
+		{
+			PromSeriesCopySamples(series[i], p);
+			p += sizeof(PromSample) * nsamples;
+		}
 	}
 	Assert(p == (char *) result + size);
 	PG_RETURN_BYTEA_P(result);
@@ -610,6 +680,39 @@ take_uint32(StateReader *reader)
 	return value;
 }
 
+/*
+ * Take a series' nsamples histograms of a serialized state, each checked
+ * (its length, then as the type checks its input) and copied into the
+ * state's set; returns its samples, whose values point to the copies.
+ */
+static PromSample *
+take_histograms(StateReader *reader, AggState *state, int64 nsamples)
+{
+	PromSample *samples = palloc(sizeof(PromSample) * Max(nsamples, 1));
+	int64		i;
+
+	for (i = 0; i < nsamples; i++)
+	{
+		PromHistogram header;
+		PromHistogram *h;
+		uint32		size;
+
+		memcpy(&samples[i].t, take(reader, sizeof(int64)), sizeof(int64));
+		if (reader->end - reader->p < (ptrdiff_t) PROM_HISTOGRAM_HEADER_SIZE)
+			take(reader, PG_UINT64_MAX);	/* rejects the state */
+		memcpy(&header, reader->p, PROM_HISTOGRAM_HEADER_SIZE);
+		size = VARSIZE(&header);
+		if (size < PROM_HISTOGRAM_HEADER_SIZE)
+			take(reader, PG_UINT64_MAX);
+		h = palloc(size);
+		memcpy(h, take(reader, size), size);
+		PromHistogramCheck(h);
+		samples[i].v = PromSeriesSetCopyHistogram(state->set, PointerGetDatum(h));
+		pfree(h);
+	}
+	return samples;
+}
+
 /* Deserialize: rebuild a state from its series, checking every length. */
 Datum
 prom_read_response_agg_deserialfn(PG_FUNCTION_ARGS)
@@ -619,6 +722,7 @@ prom_read_response_agg_deserialfn(PG_FUNCTION_ARGS)
 	MemoryContext seriescxt;
 	StateReader reader;
 	AggState   *state;
+	const char *magic;
 	uint32		nseries;
 	uint32		i;
 
@@ -626,13 +730,17 @@ prom_read_response_agg_deserialfn(PG_FUNCTION_ARGS)
 		elog(ERROR, "prom_read_response_agg_deserialfn called in non-aggregate context");
 	reader.p = VARDATA_ANY(data);
 	reader.end = reader.p + VARSIZE_ANY_EXHDR(data);
-	if (memcmp(take(&reader, 4), STATE_MAGIC, 4) != 0)
+	magic = take(&reader, 4);
+	if (memcmp(magic, STATE_MAGIC, 4) != 0 &&
+		memcmp(magic, STATE_MAGIC_HISTOGRAMS, 4) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("invalid prom_read_response_agg state"),
-				 errdetail("The state does not start with \"%s\".", STATE_MAGIC)));
+				 errdetail("The state does not start with \"%s\" or \"%s\".",
+						   STATE_MAGIC, STATE_MAGIC_HISTOGRAMS)));
 
 	state = state_create(aggcxt);
+	state->histograms = memcmp(magic, STATE_MAGIC_HISTOGRAMS, 4) == 0;
 	seriescxt = AllocSetContextCreate(CurrentMemoryContext, "promread state",
 									  ALLOCSET_DEFAULT_SIZES);
 	nseries = take_uint32(&reader);
@@ -663,9 +771,14 @@ prom_read_response_agg_deserialfn(PG_FUNCTION_ARGS)
 		memcpy(&nsamples, take(&reader, sizeof(int64)), sizeof(int64));
 		if (nsamples < 0 || nsamples > (int64) (MaxAllocSize / sizeof(PromSample)))
 			take(&reader, PG_UINT64_MAX);	/* rejects the state */
-		sample_bytes = take(&reader, sizeof(PromSample) * nsamples);
-		samples = palloc(sizeof(PromSample) * Max(nsamples, 1));
-		memcpy(samples, sample_bytes, sizeof(PromSample) * nsamples);
+		if (state->histograms)
+			samples = take_histograms(&reader, state, nsamples);
+		else
+		{
+			sample_bytes = take(&reader, sizeof(PromSample) * nsamples);
+			samples = palloc(sizeof(PromSample) * Max(nsamples, 1));
+			memcpy(samples, sample_bytes, sizeof(PromSample) * nsamples);
+		}
 		add_text_series(state, nlabels, labels, samples, nsamples);
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextReset(seriescxt);

@@ -88,6 +88,18 @@ enum
 PG_FUNCTION_INFO_V1(prom_register);
 PG_FUNCTION_INFO_V1(prom_unregister);
 
+/*
+ * The OID of a type of the extension's namespace, such as prom_histogram;
+ * InvalidOid when there is none (the extension's objects older than the
+ * library, before ALTER EXTENSION UPDATE).
+ */
+Oid
+PromExtensionTypeOid(const char *name)
+{
+	return GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum(name),
+						   ObjectIdGetDatum(PromExtensionNamespace()));
+}
+
 /* Namespace of the promread extension. */
 Oid
 PromExtensionNamespace(void)
@@ -491,7 +503,7 @@ prom_register(PG_FUNCTION_ARGS)
 								PG_ARGISNULL(2) ? NULL : PG_GETARG_NAME(2),
 								PG_ARGISNULL(3) ? NULL : PG_GETARG_NAME(3),
 								PG_ARGISNULL(4) ? NULL : PG_GETARG_ARRAYTYPE_P(4),
-								&columns);
+								PromExtensionTypeOid("prom_histogram"), &columns);
 	/* another role's entry is refused before the metric's lock is taken */
 	existing = PromCatalogFind(metric);
 	if (existing != NULL)

@@ -22,6 +22,14 @@
  * stream does not say how many queries there were).  Every length, CRC and
  * chunk is checked; nothing is read past the end of the input.
  *
+ * A series that carries histograms (TimeSeries.histograms of a SAMPLES
+ * response, HISTOGRAM and FLOAT_HISTOGRAM chunks of a stream) has, after
+ * its "samples", "histograms": [[t, {...}], ...], each histogram as the
+ * prom_histogram type's text form, a JSON object; a series without any has
+ * no such key.  A histogram decoded from a chunk has what the chunk
+ * carries: the chunk's counter-reset hint on its first sample, and a stale
+ * marker's sum alone.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -35,6 +43,8 @@
 #include "miscadmin.h"
 #include "promread.h"
 #include "common/shortest_dec.h"
+#include "histogram/histogram.h"
+#include "utils/lsyscache.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/jsonb.h"
@@ -148,6 +158,43 @@ push_sample(JsonbParseState **state, int64 t, double v)
 	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
 	push_int64(state, WJB_ELEM, t);
 	push_double(state, WJB_ELEM, v);
+	pushJsonbValue(state, WJB_END_ARRAY, NULL);
+}
+
+/*
+ * Push a series' histograms, when it has any, as "histograms": [[t, {...}],
+ * ...], each as the type's text form (a JSON object); samples' values point
+ * to the histograms.
+ */
+static void
+push_histograms(JsonbParseState **state, const PromSample *samples, int64 n)
+{
+	Oid			output;
+	bool		varlena;
+	int64		i;
+
+	if (n == 0)
+		return;
+	getTypeOutputInfo(PromHistogramTypeOid(), &output, &varlena);
+	push_key(state, "histograms");
+	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+	for (i = 0; i < n; i++)
+	{
+		const PromHistogram *h = PromSampleHistogram(&samples[i]);
+		char	   *text = OidOutputFunctionCall(output, PointerGetDatum(h));
+		Jsonb	   *object = DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
+																CStringGetDatum(text)));
+		JsonbValue	v;
+
+		v.type = jbvBinary;
+		v.val.binary.data = &object->root;
+		v.val.binary.len = VARSIZE(object) - VARHDRSZ;
+		pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+		push_int64(state, WJB_ELEM, samples[i].t);
+		pushJsonbValue(state, WJB_ELEM, &v);
+		pushJsonbValue(state, WJB_END_ARRAY, NULL);
+		pfree(text);
+	}
 	pushJsonbValue(state, WJB_END_ARRAY, NULL);
 }
 
@@ -289,6 +336,79 @@ prom_read_request_json(PG_FUNCTION_ARGS)
 	PG_RETURN_JSONB_P(JsonbValueToJsonb(result));
 }
 
+/*
+ * A histogram of a SAMPLES response as a prom_histogram value, checked as
+ * the type checks its input (PromHistogramCheck).
+ */
+static PromHistogram *
+histogram_from_message(const Prometheus__Histogram *m)
+{
+	bool		is_float = m->count_case == PROMETHEUS__HISTOGRAM__COUNT_COUNT_FLOAT;
+	size_t		npositive = is_float ? m->n_positive_counts : m->n_positive_deltas;
+	size_t		nnegative = is_float ? m->n_negative_counts : m->n_negative_deltas;
+	PromHistogram *h;
+	size_t		i;
+
+	if (m->n_positive_spans > PG_UINT32_MAX || m->n_negative_spans > PG_UINT32_MAX ||
+		npositive > PG_UINT32_MAX || nnegative > PG_UINT32_MAX ||
+		m->n_custom_values > PG_UINT32_MAX ||
+		m->schema < PG_INT16_MIN || m->schema > PG_INT16_MAX ||
+		(int) m->reset_hint < PROM_RESET_UNKNOWN ||
+		(int) m->reset_hint > PROM_RESET_GAUGE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("could not decode remote read response"),
+				 errdetail("A histogram's schema, reset hint or sizes are out of range.")));
+	h = PromHistogramAllocate(m->n_positive_spans, m->n_negative_spans,
+							  npositive, nnegative, m->n_custom_values);
+	h->kind = is_float ? PROM_HISTOGRAM_FLOAT : PROM_HISTOGRAM_INTEGER;
+	h->reset_hint = (uint8) m->reset_hint;
+	h->schema = (int16) m->schema;
+	h->zero_threshold = m->zero_threshold;
+	h->sum = m->sum;
+	if (is_float)
+	{
+		h->count.value = m->count_float;
+		h->zero_count.value = m->zero_count_case ==
+			PROMETHEUS__HISTOGRAM__ZERO_COUNT_ZERO_COUNT_FLOAT ? m->zero_count_float : 0;
+	}
+	else
+	{
+		h->count.integer = m->count_int;
+		h->zero_count.integer = m->zero_count_case ==
+			PROMETHEUS__HISTOGRAM__ZERO_COUNT_ZERO_COUNT_INT ? m->zero_count_int : 0;
+	}
+	for (i = 0; i < m->n_positive_spans; i++)
+	{
+		PromHistogramPositiveSpans(h)[i].offset = m->positive_spans[i]->offset;
+		PromHistogramPositiveSpans(h)[i].length = m->positive_spans[i]->length;
+	}
+	for (i = 0; i < m->n_negative_spans; i++)
+	{
+		PromHistogramNegativeSpans(h)[i].offset = m->negative_spans[i]->offset;
+		PromHistogramNegativeSpans(h)[i].length = m->negative_spans[i]->length;
+	}
+	for (i = 0; i < npositive; i++)
+	{
+		if (is_float)
+			PromHistogramPositiveBuckets(h)[i].count = m->positive_counts[i];
+		else
+			PromHistogramPositiveBuckets(h)[i].delta = m->positive_deltas[i];
+	}
+	for (i = 0; i < nnegative; i++)
+	{
+		if (is_float)
+			PromHistogramNegativeBuckets(h)[i].count = m->negative_counts[i];
+		else
+			PromHistogramNegativeBuckets(h)[i].delta = m->negative_deltas[i];
+	}
+	if (m->n_custom_values > 0)
+		memcpy(PromHistogramCustomValues(h), m->custom_values,
+			   sizeof(double) * m->n_custom_values);
+	PromHistogramCheck(h);
+	return h;
+}
+
 /* Push the results of a SAMPLES response (a snappy ReadResponse). */
 static void
 push_samples_results(JsonbParseState **state, const char *body, Size body_len)
@@ -327,24 +447,42 @@ push_samples_results(JsonbParseState **state, const char *body, Size body_len)
 			const Prometheus__TimeSeries *series = result->timeseries[j];
 			size_t		k;
 
+			PromSample *histograms = palloc(sizeof(PromSample) *
+											Max(series->n_histograms, 1));
+
 			push_series_start(state, series->labels, series->n_labels);
 			for (k = 0; k < series->n_samples; k++)
 				push_sample(state, series->samples[k]->timestamp,
 							series->samples[k]->value);
-			push_array_in_object_end(state);
+			pushJsonbValue(state, WJB_END_ARRAY, NULL);
+			for (k = 0; k < series->n_histograms; k++)
+			{
+				histograms[k].t = series->histograms[k]->timestamp;
+				histograms[k].v = PromHistogramSampleValue(histogram_from_message(series->histograms[k]));
+			}
+			push_histograms(state, histograms, series->n_histograms);
+			pushJsonbValue(state, WJB_END_OBJECT, NULL);
+			pfree(histograms);
 		}
 		push_array_in_object_end(state);
 	}
 }
 
 /* One series of a chunked stream, gathered from its frames. */
+typedef struct SampleArray
+{
+	PromSample *samples;
+	int64		n;
+	int64		capacity;
+} SampleArray;
+
 typedef struct DecodedSeries
 {
 	Prometheus__Label **labels;
 	size_t		nlabels;
-	PromSample *samples;
-	int64		nsamples;
-	int64		capacity;
+	SampleArray floats;			/* of XOR chunks */
+	SampleArray histograms;		/* of histogram chunks: values point to
+								 * histograms */
 } DecodedSeries;
 
 /* Do two label lists hold the same labels? */
@@ -364,26 +502,33 @@ same_labels(Prometheus__Label **a, size_t na, Prometheus__Label **b, size_t nb)
 	return true;
 }
 
-/* Decode a chunk's samples and append them to a series. */
+/*
+ * Decode a chunk's samples and append them to a series: those of histogram
+ * chunks to its histograms, those of XOR chunks to its floats.
+ */
 static void
 append_chunk(DecodedSeries *series, const Prometheus__Chunk *chunk,
 			 int64 frame, size_t index)
 {
+	bool		histograms = chunk->type == PROMETHEUS__CHUNK__ENCODING__HISTOGRAM ||
+		chunk->type == PROMETHEUS__CHUNK__ENCODING__FLOAT_HISTOGRAM;
+	SampleArray *array = histograms ? &series->histograms : &series->floats;
 	int			nsamples;
-	PromSample *samples = PromDecodeChunk(chunk->type, wire_bytes(chunk->data),
-										  chunk->data.len, frame, index,
-										  &nsamples);
+	PromSample *samples = histograms ?
+		PromDecodeHistogramChunk(chunk->type, wire_bytes(chunk->data),
+								 chunk->data.len, frame, index, &nsamples) :
+		PromDecodeChunk(chunk->type, wire_bytes(chunk->data), chunk->data.len,
+						frame, index, &nsamples);
 
-	if (series->nsamples + nsamples > series->capacity)
+	if (array->n + nsamples > array->capacity)
 	{
-		series->capacity = Max(series->capacity * 2, series->nsamples + nsamples);
-		series->samples = series->samples == NULL ?
-			palloc_extended(sizeof(PromSample) * series->capacity, MCXT_ALLOC_HUGE) :
-			repalloc_huge(series->samples, sizeof(PromSample) * series->capacity);
+		array->capacity = Max(array->capacity * 2, array->n + nsamples);
+		array->samples = array->samples == NULL ?
+			palloc_extended(sizeof(PromSample) * array->capacity, MCXT_ALLOC_HUGE) :
+			repalloc_huge(array->samples, sizeof(PromSample) * array->capacity);
 	}
-	memcpy(series->samples + series->nsamples, samples,
-		   sizeof(PromSample) * nsamples);
-	series->nsamples += nsamples;
+	memcpy(array->samples + array->n, samples, sizeof(PromSample) * nsamples);
+	array->n += nsamples;
 	pfree(samples);
 }
 
@@ -456,9 +601,13 @@ push_chunked_results(JsonbParseState **state, const char *data, Size len)
 			int64		k;
 
 			push_series_start(state, series->labels, series->nlabels);
-			for (k = 0; k < series->nsamples; k++)
-				push_sample(state, series->samples[k].t, series->samples[k].v);
-			push_array_in_object_end(state);
+			for (k = 0; k < series->floats.n; k++)
+				push_sample(state, series->floats.samples[k].t,
+							series->floats.samples[k].v);
+			pushJsonbValue(state, WJB_END_ARRAY, NULL);
+			push_histograms(state, series->histograms.samples,
+							series->histograms.n);
+			pushJsonbValue(state, WJB_END_OBJECT, NULL);
 		}
 		push_array_in_object_end(state);
 	}

@@ -43,7 +43,7 @@ prom_explain(PG_FUNCTION_ARGS)
 #if PG_VERSION_NUM >= 160000
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 #else
-	SetSingleFuncCall(fcinfo, SRF_SINGLE_USE_EXPECTED);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 #endif
 	PromScanBeginCall();
 	PromQueryFromSelector(PG_GETARG_TEXT_PP(0), PG_GETARG_TIMESTAMPTZ(1),

@@ -2,7 +2,10 @@
  *
  * prom_series.c
  *	  prom_series(selector, start_time, end_time): the series of a PromQL
- *	  selector as rows of (labels jsonb, ts timestamptz[], value float8[]).
+ *	  selector as rows of (labels jsonb, ts timestamptz[], value float8[],
+ *	  histograms prom_histogram[]): a series of floats has its values and
+ *	  NULL histograms, a series of native histograms NULL values and its
+ *	  histograms.
  *
  *-------------------------------------------------------------------------
  */
@@ -11,6 +14,7 @@
 #include "catalog/pg_type.h"
 #include "engine/engine.h"
 #include "funcapi.h"
+#include "histogram/histogram.h"
 #include "phases.h"
 #include "promread.h"
 #include "protocol/protocol.h"
@@ -18,6 +22,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -57,6 +62,36 @@ timestamp_of_ms(int64 ms)
 				 errmsg("sample time %lld ms is out of range for timestamptz",
 						(long long) ms)));
 	return PromMsToTimestamp(ms);
+}
+
+/*
+ * The histograms of a series that holds them, as a prom_histogram[] whose
+ * elements are copied from the set.
+ */
+static ArrayType *
+histogram_array(const PromSeries *series)
+{
+	int64		n = PromSeriesSampleCount(series);
+	PromSample *samples;
+	Datum	   *elems;
+	Oid			type = PromHistogramTypeOid();
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int64		i;
+
+	if ((Size) n > MaxArraySize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("series has too many samples for an array: %lld",
+						(long long) n)));
+	samples = palloc_extended(sizeof(PromSample) * Max(n, 1), MCXT_ALLOC_HUGE);
+	elems = palloc_extended(sizeof(Datum) * Max(n, 1), MCXT_ALLOC_HUGE);
+	PromSeriesCopySamples(series, samples);
+	for (i = 0; i < n; i++)
+		elems[i] = PointerGetDatum(PromSampleHistogram(&samples[i]));
+	get_typlenbyvalalign(type, &typlen, &typbyval, &typalign);
+	return construct_array(elems, (int) n, type, typlen, typbyval, typalign);
 }
 
 /* qsort comparator of labels in jsonb's order of keys. */
@@ -161,7 +196,7 @@ prom_series(PG_FUNCTION_ARGS)
 #if PG_VERSION_NUM >= 160000
 	InitMaterializedSRF(fcinfo, 0);
 #else
-	SetSingleFuncCall(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, 0);
 #endif
 	PromPhasesStart();
 	PromScanBeginCall();
@@ -184,17 +219,19 @@ prom_series(PG_FUNCTION_ARGS)
 	for (i = 0; i < nseries; i++)
 	{
 		PromSampleRun run;
-		Datum		values[3];
-		bool		nulls[3] = {false, false, false};
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, true};
 		char	   *ts_data;
-		char	   *value_data;
+		char	   *value_data = NULL;
 		ArrayType  *ts_array;
-		ArrayType  *value_array;
+		ArrayType  *value_array = NULL;
+		bool		histograms = PromSeriesHoldsHistograms(set, series[i]);
 		int64		k = 0;
 
 		PromPrefetchSeries(series, i, nseries);
 		ts_array = new_array8(TIMESTAMPTZOID, series[i]->nsamples, &ts_data);
-		value_array = new_array8(FLOAT8OID, series[i]->nsamples, &value_data);
+		if (!histograms)
+			value_array = new_array8(FLOAT8OID, series[i]->nsamples, &value_data);
 		for (PromSampleRunFirst(&run, series[i]); run.block != NULL;
 			 PromSampleRunNext(&run))
 		{
@@ -206,12 +243,20 @@ prom_series(PG_FUNCTION_ARGS)
 				int64		ts = timestamp_of_ms(sample.t);
 
 				memcpy(ts_data + k * 8, &ts, 8);
-				memcpy(value_data + k * 8, PromSampleRunValueBytes(&run, j), 8);
+				if (!histograms)
+					memcpy(value_data + k * 8, PromSampleRunValueBytes(&run, j), 8);
 			}
 		}
 		values[0] = JsonbPGetDatum(labels_jsonb(set, series[i]));
 		values[1] = PointerGetDatum(ts_array);
+		/* values for a series of floats, histograms for one of histograms */
 		values[2] = PointerGetDatum(value_array);
+		nulls[2] = histograms;
+		if (histograms)
+		{
+			values[3] = PointerGetDatum(histogram_array(series[i]));
+			nulls[3] = false;
+		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		MemoryContextReset(rowcxt);
 	}

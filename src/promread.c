@@ -33,6 +33,7 @@ int			promread_write_unknown_labels = PROM_WRITE_ERROR;
 int			promread_write_unsupported = PROM_WRITE_ERROR;
 char	   *promread_write_trusted_owners = NULL;
 int			promread_write_max_label_columns = 400;
+int			promread_max_histogram_buckets = 10000;
 
 /* Values of promread.write_unknown_labels and promread.write_unsupported. */
 static const struct config_enum_entry write_refusal_options[] = {
@@ -96,6 +97,13 @@ _PG_init(void)
 							&promread_max_memory,
 							1024 * 1024, 1024, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("promread.max_histogram_buckets",
+							"Most buckets, spans and custom bucket bounds of one native histogram.",
+							"A prom_histogram value, from text, binary input or remote write, with more buckets (of both signs together), more spans, or more custom bucket bounds than this is refused.",
+							&promread_max_histogram_buckets,
+							10000, 1, 10000000,
+							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 	DefineCustomBoolVariable("promread.shard_grouping",
 							 "Lets a metric's postgres_fdw partitions group their own rows.",

@@ -26,6 +26,7 @@
 
 #include "postgres.h"
 
+#include "compat.h"
 #include "datatype/timestamp.h"
 #include "fmgr.h"
 #include "nodes/pg_list.h"
@@ -48,6 +49,7 @@ extern int	promread_write_unknown_labels;
 extern int	promread_write_unsupported;
 extern char *promread_write_trusted_owners;
 extern int	promread_write_max_label_columns;
+extern int	promread_max_histogram_buckets;
 
 /* What remote write does with what it cannot store. */
 typedef enum PromWriteRefusal
@@ -121,6 +123,7 @@ extern List *PromCatalogLookup(const PromQuery *query, bool *named);
 extern PromMetricEntry *PromCatalogFind(const char *metric);
 extern char *PromQuotedRelationName(Oid relid);
 extern Oid	PromExtensionNamespace(void);
+extern Oid	PromExtensionTypeOid(const char *name);
 extern int	PromCatalogLabelIndex(const PromMetricEntry *entry, const char *label);
 extern void PromCatalogLockForWrite(const char *metric);
 extern void PromCatalogUnlockForWrite(const char *metric);
@@ -145,6 +148,7 @@ typedef struct PromRegisteredColumns
 
 extern void PromChooseRegisteredColumns(Relation rel, Name time_name,
 										Name value_name, struct ArrayType *label_names,
+										Oid histogram_type,
 										PromRegisteredColumns *chosen);
 
 /*---- Queries (query.c) ----*/

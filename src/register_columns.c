@@ -5,11 +5,14 @@
  *	  column and the label columns of a relation, as named or inferred.
  *
  * Unnamed, the time column is the one column of type timestamptz or
- * timestamp, the value column the one of type double precision, and the
- * labels every column of type text, varchar, name or an enum (domains
- * looked through); two candidates are an error that asks for the name.
- * Named, a time column may also be bigint (milliseconds since the Unix
- * epoch) and a value column real, numeric or an integer type.
+ * timestamp, the value column the one of type double precision or
+ * prom_histogram (a metric of native histograms), and the labels every
+ * column of type text, varchar, name or an enum (domains looked through);
+ * two candidates are an error that asks for the name, so a relation with a
+ * double precision and a prom_histogram column must name its value column,
+ * as one with two double precision columns must.  Named, a time column may
+ * also be bigint (milliseconds since the Unix epoch) and a value column
+ * real, numeric or an integer type.
  *
  *-------------------------------------------------------------------------
  */
@@ -101,19 +104,27 @@ is_label_type(Oid type)
 		type_is_enum(type);
 }
 
-/* Is the type allowed for the time column; inferred only if timestamp? */
+/*
+ * Is the type allowed for the time column; inferred only if timestamp?
+ * (histogram_type: see is_value_type)
+ */
 static bool
-is_time_type(Oid type, bool named)
+is_time_type(Oid type, bool named, Oid histogram_type)
 {
 	return type == TIMESTAMPTZOID || type == TIMESTAMPOID ||
 		(named && type == INT8OID);
 }
 
-/* Is the type allowed for the value column; inferred only if float8? */
+/*
+ * Is the type allowed for the value column; inferred only if float8 or
+ * prom_histogram?  histogram_type is prom_histogram's OID, InvalidOid when
+ * the extension's objects have no such type yet.
+ */
 static bool
-is_value_type(Oid type, bool named)
+is_value_type(Oid type, bool named, Oid histogram_type)
 {
 	return type == FLOAT8OID ||
+		(OidIsValid(histogram_type) && type == histogram_type) ||
 		(named && (type == FLOAT4OID || type == NUMERICOID ||
 				   type == INT2OID || type == INT4OID || type == INT8OID));
 }
@@ -124,8 +135,8 @@ is_value_type(Oid type, bool named)
  */
 static RelColumn *
 choose_column(Relation rel, List *columns, Name named, const char *role,
-			  const char *argument, const char *types,
-			  bool (*allowed) (Oid, bool))
+			  const char *argument, const char *types, Oid histogram_type,
+			  bool (*allowed) (Oid, bool, Oid))
 {
 	RelColumn  *found = NULL;
 	int			ncandidates = 0;
@@ -135,7 +146,7 @@ choose_column(Relation rel, List *columns, Name named, const char *role,
 	if (named != NULL)
 	{
 		found = find_column(columns, NameStr(*named), rel);
-		if (!allowed(found->basetype, true))
+		if (!allowed(found->basetype, true, histogram_type))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("column \"%s\" of relation \"%s\" cannot be the %s column",
@@ -151,7 +162,7 @@ choose_column(Relation rel, List *columns, Name named, const char *role,
 	{
 		RelColumn  *column = lfirst(lc);
 
-		if (!allowed(column->basetype, false))
+		if (!allowed(column->basetype, false, histogram_type))
 			continue;
 		appendStringInfo(&candidates, "%s\"%s\"",
 						 found != NULL ? ", " : "", column->name);
@@ -258,11 +269,13 @@ choose_labels(Relation rel, List *columns, ArrayType *named,
 
 /*
  * Choose the time, value and label columns that prom_register registers for
- * a relation, from the names given (NULL to infer them).
+ * a relation, from the names given (NULL to infer them); histogram_type is
+ * prom_histogram's OID (see is_value_type).
  */
 void
 PromChooseRegisteredColumns(Relation rel, Name time_name, Name value_name,
-							ArrayType *label_names, PromRegisteredColumns *chosen)
+							ArrayType *label_names, Oid histogram_type,
+							PromRegisteredColumns *chosen)
 {
 	List	   *columns = relation_columns(rel);
 	RelColumn  *time_column;
@@ -273,11 +286,11 @@ PromChooseRegisteredColumns(Relation rel, Name time_name, Name value_name,
 	time_column = choose_column(rel, columns, time_name,
 								"time", "time_column",
 								"timestamptz, timestamp or bigint (milliseconds since the Unix epoch)",
-								is_time_type);
+								histogram_type, is_time_type);
 	value_column = choose_column(rel, columns, value_name,
 								 "value", "value_column",
-								 "double precision, real, numeric, smallint, integer or bigint",
-								 is_value_type);
+								 "double precision, prom_histogram, real, numeric, smallint, integer or bigint",
+								 histogram_type, is_value_type);
 	if (time_column == value_column)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -40,6 +40,7 @@
 
 #include "access/relation.h"
 #include "access/sysattr.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/copy.h"
 #include "common/int.h"
@@ -499,13 +500,13 @@ copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation r
 
 	nsitem = addRangeTableEntryForRelation(pstate, rel, RowExclusiveLock, NULL,
 										   false, false);
-	nsitem->p_rte->requiredPerms = ACL_INSERT;
+	PromPermissionsOf(nsitem)->requiredPerms = ACL_INSERT;
 	foreach(lc, attnames)
-		nsitem->p_rte->insertedCols =
-			bms_add_member(nsitem->p_rte->insertedCols,
+		PromPermissionsOf(nsitem)->insertedCols =
+			bms_add_member(PromPermissionsOf(nsitem)->insertedCols,
 						   get_attnum(entry->relid, strVal(lfirst(lc))) -
 						   FirstLowInvalidHeapAttributeNumber);
-	ExecCheckRTPerms(pstate->p_rtable, true);
+	PromCheckPermissions(pstate);
 
 	initStringInfo(&stream);
 	copy_rows(group, entry, time_type, has_column, list_length(attnames),

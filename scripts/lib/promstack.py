@@ -304,13 +304,15 @@ class Stack:
         return port
 
     def start_prometheus(self, name, remote_reads=(), datadir=None, port=None, wait=True,
-                         remote_writes=(), scrape_self=False, binary="prometheus"):
+                         remote_writes=(), scrape_self=False, binary="prometheus",
+                         flags=()):
         """Prometheus reading remotely from each of remote_reads and writing
         to each of remote_writes: dicts with url, and token (a bearer token)
         or None.  It scrapes nothing, or itself every second (scrape_self).
         Its TSDB is datadir (by default a new, empty one).  binary is
         Debian's Prometheus 2.42 by default, or the path of another
-        (prometheus3.binaries()[0]); the configuration suits both."""
+        (prometheus3.binaries()[0]); the configuration suits both.  flags:
+        more command-line flags (--web.enable-remote-write-receiver)."""
         port = port or free_port()
         home = os.path.join(self.dir, name)
         os.makedirs(home, exist_ok=True)
@@ -340,7 +342,7 @@ class Stack:
         proc = self.spawn(name, [binary, "--config.file=" + config_path,
                                  "--storage.tsdb.path=" + datadir,
                                  "--web.listen-address=127.0.0.1:%d" % port,
-                                 "--log.level=info"])
+                                 "--log.level=info"] + list(flags))
         prom = Prometheus(name, "http://127.0.0.1:%d" % port, datadir)
         prom.proc = proc
         if wait:

@@ -117,6 +117,7 @@ extern void PromLayoutAddFilter(PromSeriesSet *set, PromLayout *layout,
 								int column, const PromMatcher *matcher);
 extern void PromLayoutSetOverflow(PromSeriesSet *set, PromLayout *layout,
 								  int column);
+extern void PromLayoutSetHistograms(PromSeriesSet *set, PromLayout *layout);
 extern int	PromSeriesLabelCount(const PromSeriesSet *set,
 								 const PromSeries *series);
 extern int	PromSeriesLabels(const PromSeriesSet *set, const PromSeries *series,
@@ -156,6 +157,17 @@ PromSampleHistogram(const PromSample *sample)
 /* in series_set.c */
 extern bool PromSeriesHoldsHistograms(const PromSeriesSet *set,
 									  const PromSeries *series);
+extern double PromSeriesSetCopyHistogram(PromSeriesSet *set, Datum value);
+
+/* A histogram as a sample's value: the pointer's bytes (see above). */
+static inline double
+PromHistogramSampleValue(const struct PromHistogram *h)
+{
+	double		v = 0;
+
+	memcpy(&v, &h, sizeof(h));
+	return v;
+}
 
 /* in samples.c */
 extern int64 PromSeriesSampleCount(const PromSeries *series);

@@ -312,6 +312,17 @@ PromLayoutSetOverflow(PromSeriesSet *set, PromLayout *layout, int column)
 }
 
 /*
+ * Mark a layout, before its first row, as one whose rows' values are
+ * histograms (PromSeriesSetCopyHistogram): its series hold histograms.
+ */
+void
+PromLayoutSetHistograms(PromSeriesSet *set, PromLayout *layout)
+{
+	Assert(layout->nseries == 0);
+	layout->histograms = true;
+}
+
+/*
  * A new distinct value of a column of overflow labels, for the current
  * row's key (datum: the row's jsonb): its key copied, and its labels parsed
  * (overflow_labels.c).  It is no label itself: its labels are.

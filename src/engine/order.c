@@ -33,6 +33,7 @@
  */
 #include "postgres.h"
 
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
 #include "protocol/protocol.h"
@@ -257,7 +258,10 @@ gather_values(PromSeriesSet *set, NameValues *names, int nnames,
 		int			c;
 
 		prefetch_series_values(set, i);
-		PromSeriesCountTimes(series);
+		if (row_layout->histograms)
+			PromSeriesCountHistograms(set, series);
+		else
+			PromSeriesCountTimes(series);
 		set->result_bytes += series_field_bytes(series);
 		memset(row, 0, sizeof(uint32) * nnames);
 		for (c = 0; c < row_layout->ncolumns + pairs_count; c++)
@@ -365,6 +369,33 @@ number_rows(PromSeriesSet *set, NameValues *names, int nnames, uint32 *rows)
 	for (u = 0; u < nnames; u++)
 		PromArenaFree(set->arena, names[u].number_of,
 					  sizeof(uint32) * (names[u].count + 1));
+}
+
+/*
+ * Refuse a label set met both through a layout of histograms and through one
+ * of floats (two sources of one metric): a series holds samples or
+ * histograms, never both, and neither may silently win.
+ */
+static pg_noinline void
+mixed_series(const PromSeriesSet *set, const PromSeries *series)
+{
+	PromLabelRef *labels = palloc(sizeof(PromLabelRef) *
+								  PromSeriesLabelCount(set, series));
+	int			n = PromSeriesLabels(set, series, labels);
+	StringInfoData text;
+	int			i;
+
+	initStringInfo(&text);
+	for (i = 0; i < n && text.len < 200; i++)
+		appendStringInfo(&text, "%s%.*s=\"%.*s\"", i > 0 ? ", " : "",
+						 labels[i].name_len, labels[i].name,
+						 Min(labels[i].value_len, 100), labels[i].value);
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("series {%s} has both float samples and histograms",
+					text.data),
+			 errdetail("Its rows come from a source whose value column is a prom_histogram and from one whose value column is a number."),
+			 errhint("Register the histograms under another metric name, or select one of the sources.")));
 }
 
 /* Sort the series of a set by label set and merge equal label sets. */
@@ -564,6 +595,9 @@ PromSortSeries(PromSeriesSet *set)
 		{
 			PromSeries *into = series[kept - 1];
 
+			if (series_layout(set, into)->histograms !=
+				series_layout(set, s)->histograms)
+				mixed_series(set, into);
 			/* one message (s's blocks are into's now) */
 			set->result_bytes -= series_field_bytes(s) + series_field_bytes(into);
 			PromMergeSeries(set, into, s);

@@ -26,7 +26,9 @@
  *    of several samples of one millisecond, the one read last.
  * 6. A series adds up its message's bytes in a SAMPLES response as its
  *    samples arrive (group.c), but for their times' varints, counted per
- *    block when the set is finished (PromSeriesCountTimes).
+ *    block when the set is finished (PromSeriesCountTimes).  A series of
+ *    histograms counts its message anew then, histogram by histogram
+ *    (PromSeriesCountHistograms): what its rows added counted floats.
  *
  *-------------------------------------------------------------------------
  */
@@ -34,6 +36,7 @@
 
 #include <math.h>
 
+#include "histogram/histogram.h"
 #include "miscadmin.h"
 #include "series_set.h"
 #include "utils/memutils.h"
@@ -311,6 +314,34 @@ PromSeriesCountTimes(PromSeries *series)
 }
 
 /*
+ * Count the message size of a series of histograms anew, when its set is
+ * finished (order.c): its labels, and each histogram as a Histogram field
+ * of its TimeSeries.
+ */
+void
+PromSeriesCountHistograms(const PromSeriesSet *set, PromSeries *series)
+{
+	const PromSampleBlock *block;
+	Size		bytes = PromSeriesLabelsSize(set, series);
+
+	for (block = PromSeriesHead(series); block != NULL;
+		 block = PromSeriesNextBlock(series, block))
+	{
+		int64		base = PromBlockBase(series, block);
+		uint32		j;
+
+		for (j = 0; j < block->count; j++)
+		{
+			PromSample	sample = PromBlockSample(block, base, j);
+
+			bytes += PromHistogramFieldSize(PromSampleHistogram(&sample),
+											sample.t);
+		}
+	}
+	series->message_bytes = message_bytes_counted(bytes);
+}
+
+/*
  * Copy a series' samples, in the order of its blocks, to dest as an array of
  * PromSample, which need not be aligned (a serialized aggregate state).
  */
@@ -457,7 +488,13 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 	}
 	message_bytes = PromSeriesLabelsSize(set, series);
 	for (i = 0; i < kept; i++)
-		message_bytes += WIRE_SAMPLE_FIELD_SIZE(samples[i].t, samples[i].v);
+	{
+		if (series_layout(set, series)->histograms)
+			message_bytes += PromHistogramFieldSize(PromSampleHistogram(&samples[i]),
+													samples[i].t);
+		else
+			message_bytes += WIRE_SAMPLE_FIELD_SIZE(samples[i].t, samples[i].v);
+	}
 	set_message_bytes(set, series, message_bytes);
 	series->nsamples = kept;
 	series->needs_sort = false;

@@ -17,11 +17,20 @@
  * 5. Readers then take the series in order (PromSeriesSetSeries), their
  *    labels (layout.c) and their samples (samples.h), and the set is freed
  *    with its context.
+ * 6. A layout may carry histograms (PromLayoutSetHistograms): each of its
+ *    rows' histograms is copied into an arena of the set's own, charged to
+ *    promread.max_memory as every arena is, and the sample's value is the
+ *    copy's address (PromSampleHistogram).  That arena is never rewound,
+ *    so a copy stays where it is while its sample moves between series
+ *    (group.c) or within one (sorting).  A label set met through a layout of
+ *    histograms and through one of floats is refused when the set is
+ *    finished (order.c): one series cannot hold both.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "histogram/histogram.h"
 #include "series_set.h"
 #include "utils/memutils.h"
 
@@ -39,6 +48,7 @@ PromSeriesSetCreate(MemoryContext context)
 	set->row_context = AllocSetContextCreate(setcxt, "promread row",
 											 ALLOCSET_SMALL_SIZES);
 	set->arena = PromArenaCreate(setcxt);
+	set->histogram_arena = PromArenaCreate(setcxt);
 	set->max_samples = promread_max_samples;
 	set->series_capacity = 64;
 	set->series = set_alloc_array(set,
@@ -157,6 +167,33 @@ PromSeriesSetResultBytes(const PromSeriesSet *set)
 {
 	Assert(set->finished);
 	return set->result_bytes;
+}
+
+/* Does a series of a set hold histograms (rather than floats)? */
+bool
+PromSeriesHoldsHistograms(const PromSeriesSet *set, const PromSeries *series)
+{
+	return series_layout(set, series)->histograms;
+}
+
+/*
+ * Copy a prom_histogram Datum, detoasted, into the set's histogram arena and
+ * return the sample value that points to it, for a layout of histograms.
+ * The detoasted value, when detoasting made one, is freed at once.
+ */
+double
+PromSeriesSetCopyHistogram(PromSeriesSet *set, Datum value)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(set->row_context);
+	struct varlena *detoasted = PG_DETOAST_DATUM(value);
+	PromHistogram *copy;
+
+	MemoryContextSwitchTo(oldcxt);
+	copy = PromArenaAlloc(set->histogram_arena, VARSIZE(detoasted));
+	memcpy(copy, detoasted, VARSIZE(detoasted));
+	if ((Pointer) detoasted != DatumGetPointer(value))
+		pfree(detoasted);
+	return PromHistogramSampleValue(copy);
 }
 
 /* Number of rows added to the set (samples before duplicate removal). */

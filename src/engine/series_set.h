@@ -267,6 +267,9 @@ struct PromLayout
 	int		   *name_index;		/* column to the set's sorted label names,
 								 * when finishing */
 	uint16		number;			/* its place in the set's layouts */
+	bool		histograms;		/* its value column is a prom_histogram: its
+								 * samples' values are pointers to histograms
+								 * (PromSampleHistogram) */
 };
 
 /*
@@ -286,6 +289,9 @@ struct PromSeriesSet
 	MemoryContext row_context;	/* scratch for one row's detoasted values */
 	bool		row_context_used;
 	PromArena  *arena;			/* series, values, sample blocks */
+	PromArena  *histogram_arena;	/* histogram samples' values, apart:
+									 * the arena above is rewound
+									 * (group.c), never this one */
 
 	PromSeries **series;		/* creation order; sorted when finished */
 	int			nseries;
@@ -552,6 +558,8 @@ extern void PromMergeSeries(PromSeriesSet *set, PromSeries *into,
 							PromSeries *from);
 extern void PromMarkUnsorted(PromSeriesSet *set, PromSeries *series);
 extern void PromSeriesCountTimes(PromSeries *series);
+extern void PromSeriesCountHistograms(const PromSeriesSet *set,
+									  PromSeries *series);
 extern void PromSortSamples(PromSeriesSet *set, PromSeries *series);
 
 /* group.c */

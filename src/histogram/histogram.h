@@ -30,6 +30,7 @@
 
 #include "postgres.h"
 
+#include "compat.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 
@@ -154,9 +155,20 @@ extern PromHistogram *PromHistogramAllocate(uint32 npositive_spans,
 											uint32 npositive_buckets,
 											uint32 nnegative_buckets,
 											uint32 ncustom_values);
+extern void PromHistogramCheckSizes(uint32 npositive_spans,
+									uint32 nnegative_spans,
+									uint32 npositive_buckets,
+									uint32 nnegative_buckets,
+									uint32 ncustom_values);
 extern void PromHistogramCheck(const PromHistogram *h);
 extern bool PromHistogramSameLayout(const PromHistogram *a,
 									const PromHistogram *b);
 extern Oid	PromHistogramTypeOid(void);
+extern bool PromIsHistogramType(Oid type);
+
+/* in histogram_wire.c: as a prompb.Histogram field */
+extern Size PromHistogramFieldSize(const PromHistogram *h, int64 t);
+extern char *PromPutHistogramField(char *p, int field, const PromHistogram *h,
+								   int64 t);
 
 #endif							/* PROMREAD_HISTOGRAM_H */

@@ -17,6 +17,9 @@ extern const char *PromReadFrame(const char *data, Size len, Size *pos,
 								 Size *message_len);
 extern PromSample *PromDecodeChunk(int encoding, const void *data, Size len,
 								   int64 frame, size_t index, int *nsamples);
+extern PromSample *PromDecodeHistogramChunk(int encoding, const void *data,
+											Size len, int64 frame,
+											size_t index, int *nsamples);
 
 /* Called for each series of a stream: its frame's query index and number. */
 typedef void (*PromChunkedSeriesFn) (void *arg, int64 query_index,

@@ -33,7 +33,9 @@
  *    frame is kept; once complete the frame is written in one pass into the
  *    answer, its CRC computed by PostgreSQL's CRC-32C.  No message objects,
  *    no allocation per sample.
- * 5. chunk_decode.c reads such streams back.
+ * 5. A series that holds histograms is cut into histogram chunks instead
+ *    (histogram_chunk.c), in the same frames.
+ * 6. chunk_decode.c reads such streams back.
  *
  *-------------------------------------------------------------------------
  */
@@ -45,6 +47,7 @@
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
 #include "protocol.h"
+#include "bitstream.h"
 #include "utils/memutils.h"
 
 /* Field numbers. */
@@ -69,44 +72,7 @@
  */
 #define XOR_CHUNK_MAX_BYTES		(2 + XOR_CHUNK_SAMPLES * 20)
 
-/* No window of leading and trailing zeros yet. */
-#define XOR_NO_WINDOW			0xff
-
 /*---- The XOR encoder ----*/
-
-/* A bitstream being written, most significant bit first. */
-typedef struct XorWriter
-{
-	uint8	   *p;				/* where the next whole byte goes */
-	uint64		acc;			/* pending bits in the low nacc bits */
-	int			nacc;			/* fewer than 8 between calls */
-} XorWriter;
-
-/* Write the n (at most 32) low bits of bits. */
-static inline void
-put_bits(XorWriter *w, uint64 bits, int n)
-{
-	Assert(n >= 0 && n <= 32);
-	w->acc = (w->acc << n) | (bits & ((UINT64CONST(1) << n) - 1));
-	w->nacc += n;
-	while (w->nacc >= 8)
-	{
-		w->nacc -= 8;
-		*w->p++ = (uint8) (w->acc >> w->nacc);
-	}
-}
-
-/* Write the n (at most 64) low bits of bits. */
-static inline void
-put_bits64(XorWriter *w, uint64 bits, int n)
-{
-	if (n > 32)
-	{
-		put_bits(w, bits >> 32, n - 32);
-		n = 32;
-	}
-	put_bits(w, bits, n);
-}
 
 /* Write a uvarint as whole bytes of the bitstream. */
 static inline void
@@ -118,16 +84,6 @@ put_uvarint(XorWriter *w, uint64 value)
 		value >>= 7;
 	}
 	put_bits(w, value, 8);
-}
-
-/* Pad the last byte with zeros; returns the end of the stream. */
-static inline uint8 *
-finish_bits(XorWriter *w)
-{
-	if (w->nacc > 0)
-		*w->p++ = (uint8) (w->acc << (8 - w->nacc));
-	w->nacc = 0;
-	return w->p;
 }
 
 /* Write a delta of deltas in the smallest of the five buckets. */
@@ -148,42 +104,6 @@ put_dod(XorWriter *w, int64 dod)
 	{
 		put_bits(w, 0xf, 4);
 		put_bits64(w, bits, 64);
-	}
-}
-
-/* Write a value as its XOR x with the previous one. */
-static inline void
-put_xor(XorWriter *w, uint64 x, uint8 *leading, uint8 *trailing)
-{
-	int			lead;
-	int			trail;
-
-	if (x == 0)
-	{
-		put_bits(w, 0, 1);
-		return;
-	}
-	lead = 63 - pg_leftmost_one_pos64(x);
-	trail = pg_rightmost_one_pos64(x);
-	if (lead > 31)
-		lead = 31;				/* it must fit in 5 bits */
-
-	if (*leading != XOR_NO_WINDOW && lead >= *leading && trail >= *trailing)
-	{
-		/* '10', then the bits inside the previous window */
-		put_bits(w, 0x2, 2);
-		put_bits64(w, x >> *trailing, 64 - *leading - *trailing);
-	}
-	else
-	{
-		int			sigbits = 64 - lead - trail;
-
-		/* '11', leading zeros, meaningful bits (64 is written as 0) */
-		*leading = (uint8) lead;
-		*trailing = (uint8) trail;
-		put_bits(w, (UINT64CONST(0x3) << 11) | ((uint64) lead << 6) |
-				 (uint64) (sigbits & 0x3f), 13);
-		put_bits64(w, x >> trail, sigbits);
 	}
 }
 
@@ -274,6 +194,7 @@ encode_chunk(SampleCursor *cursor, uint8 *out, int64 *min_t, int64 *max_t)
 /* A chunk encoded into the scratch area, waiting for its series' frame. */
 typedef struct ChunkRef
 {
+	int			encoding;		/* Chunk.Encoding */
 	int64		min_t;
 	int64		max_t;
 	Size		offset;			/* of its data in the scratch area */
@@ -316,14 +237,16 @@ frame_size(Size series_size, int64 query_index, Size *message_size)
 	return wire_varint_size(size) + 4 + size;
 }
 
-/* Make room in the scratch area for one more chunk. */
+/*
+ * Make room in the scratch area for one more chunk of at most room bytes.
+ */
 static ChunkRef *
-scratch_next_chunk(FrameScratch *scratch)
+scratch_next_chunk(FrameScratch *scratch, Size room)
 {
-	if (scratch->capacity - scratch->used < XOR_CHUNK_MAX_BYTES)
+	if (scratch->capacity - scratch->used < room)
 	{
 		scratch->capacity = Max(scratch->capacity * 2,
-								scratch->used + XOR_CHUNK_MAX_BYTES);
+								scratch->used + room);
 		scratch->data = repalloc_huge(scratch->data, scratch->capacity);
 	}
 	if (scratch->nchunks == scratch->chunks_capacity)
@@ -371,7 +294,7 @@ write_frame(PromBuffer *buf, const PromSeriesSet *set, const PromSeries *series,
 			p = wire_put_varint(p, (uint64) chunk->max_t);
 		}
 		*p++ = (char) WIRE_TAG(CHUNK_TYPE_FIELD, WIRE_VARINT);
-		*p++ = (char) CHUNK_ENCODING_XOR;
+		*p++ = (char) chunk->encoding;
 		p = wire_put_len_header(p, CHUNK_DATA_FIELD, chunk->len);
 		memcpy(p, scratch->data + chunk->offset, chunk->len);
 		p += chunk->len;
@@ -454,6 +377,92 @@ frame_limit_exceeded(const PromSeriesSet *set, const PromSeries *series,
 }
 
 /*
+ * Count a chunk of the scratch area, whose data is written, into its
+ * series' ChunkedSeries of series_size bytes so far; returns the new size,
+ * refusing a series whose frame would pass promread.max_frame_bytes.
+ */
+static Size
+count_chunk(const PromSeriesSet *set, const PromSeries *series,
+			Size series_size, int64 query_index, FrameScratch *scratch,
+			ChunkRef *chunk)
+{
+	Size		message_size;
+
+	scratch->used += chunk->len;
+	chunk->message_size = chunk_message_size(chunk);
+	series_size += wire_len_field_size(chunk->message_size);
+	(void) frame_size(series_size, query_index, &message_size);
+	if (message_size > (Size) promread_max_frame_bytes)
+		frame_limit_exceeded(set, series, message_size);
+	return series_size;
+}
+
+/*
+ * Encode a series of floats, which has samples, as XOR chunks in the
+ * scratch area; returns the size of its ChunkedSeries.
+ */
+static Size
+add_xor_chunks(const PromSeriesSet *set, const PromSeries *series,
+			   Size series_size, int64 query_index, FrameScratch *scratch)
+{
+	SampleCursor cursor;
+
+	cursor_start(&cursor, series);
+	while (cursor_has_more(&cursor))
+	{
+		ChunkRef   *chunk = scratch_next_chunk(scratch, XOR_CHUNK_MAX_BYTES);
+
+		CHECK_FOR_INTERRUPTS();
+		chunk->encoding = CHUNK_ENCODING_XOR;
+		chunk->offset = scratch->used;
+		chunk->len = encode_chunk(&cursor, scratch->data + scratch->used,
+								  &chunk->min_t, &chunk->max_t);
+		Assert(chunk->len <= XOR_CHUNK_MAX_BYTES);
+		series_size = count_chunk(set, series, series_size, query_index,
+								  scratch, chunk);
+	}
+	return series_size;
+}
+
+/*
+ * Encode a series of histograms, which has samples, as histogram chunks
+ * (histogram_chunk.c) in the scratch area; returns the size of its
+ * ChunkedSeries.
+ */
+static Size
+add_histogram_chunks(const PromSeriesSet *set, const PromSeries *series,
+					 Size series_size, int64 query_index,
+					 FrameScratch *scratch, PromHistogramChunker *chunker)
+{
+	PromSample *samples = palloc_extended(sizeof(PromSample) *
+										  PromSeriesSampleCount(series),
+										  MCXT_ALLOC_HUGE);
+	int			encoding;
+	Size		len;
+	int64		min_t;
+	int64		max_t;
+
+	PromSeriesCopySamples(series, samples);
+	PromHistogramChunkerStart(chunker, samples, PromSeriesSampleCount(series));
+	while (PromHistogramChunkerNext(chunker, &encoding, &len, &min_t, &max_t))
+	{
+		ChunkRef   *chunk = scratch_next_chunk(scratch, len);
+
+		CHECK_FOR_INTERRUPTS();
+		chunk->encoding = encoding;
+		chunk->offset = scratch->used;
+		chunk->len = len;
+		chunk->min_t = min_t;
+		chunk->max_t = max_t;
+		memcpy(scratch->data + scratch->used, chunker->buf, len);
+		series_size = count_chunk(set, series, series_size, query_index,
+								  scratch, chunk);
+	}
+	pfree(samples);
+	return series_size;
+}
+
+/*
  * Append the frames answering one query, whose position in the request is
  * query_index, from its finished series set: one frame per series, in the
  * set's order, a series too large for one frame refused (see 3. above).
@@ -465,6 +474,7 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 	int			nseries;
 	PromSeries *const *series = PromSeriesSetSeries(set, &nseries);
 	FrameScratch scratch;
+	PromHistogramChunker chunker;
 	int			i;
 
 	scratch.capacity = 4 * XOR_CHUNK_MAX_BYTES;
@@ -474,35 +484,26 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 	scratch.chunks = palloc(sizeof(ChunkRef) * scratch.chunks_capacity);
 	scratch.nchunks = 0;
 
+	memset(&chunker, 0, sizeof(chunker));
 	for (i = 0; i < nseries; i++)
 	{
 		Size		series_size;
-		SampleCursor cursor;
 
 		PromPrefetchSeries(series, i, nseries);
-		series_size = PromSeriesLabelsSize(set, series[i]);
-		cursor_start(&cursor, series[i]);
-		if (!cursor_has_more(&cursor))
+		if (PromSeriesSampleCount(series[i]) == 0)
 			continue;			/* no frame without a chunk */
-		do
-		{
-			ChunkRef   *chunk = scratch_next_chunk(&scratch);
-			Size		message_size;
-
-			CHECK_FOR_INTERRUPTS();
-			chunk->offset = scratch.used;
-			chunk->len = encode_chunk(&cursor, scratch.data + scratch.used,
-									  &chunk->min_t, &chunk->max_t);
-			Assert(chunk->len <= XOR_CHUNK_MAX_BYTES);
-			scratch.used += chunk->len;
-			chunk->message_size = chunk_message_size(chunk);
-			series_size += wire_len_field_size(chunk->message_size);
-			(void) frame_size(series_size, query_index, &message_size);
-			if (message_size > (Size) promread_max_frame_bytes)
-				frame_limit_exceeded(set, series[i], message_size);
-		} while (cursor_has_more(&cursor));
+		series_size = PromSeriesLabelsSize(set, series[i]);
+		if (PromSeriesHoldsHistograms(set, series[i]))
+			series_size = add_histogram_chunks(set, series[i], series_size,
+											   query_index, &scratch,
+											   &chunker);
+		else
+			series_size = add_xor_chunks(set, series[i], series_size,
+										 query_index, &scratch);
 		write_frame(buf, set, series[i], series_size, query_index, &scratch);
 	}
+	if (chunker.buf != NULL)
+		pfree(chunker.buf);
 	pfree(scratch.data);
 	pfree(scratch.chunks);
 }

@@ -46,10 +46,28 @@ struct PromBuffer;
 extern void PromWriteSamplesResult(struct PromSnappyWriter *writer,
 								   const PromSeriesSet *set, bool last);
 
+
 /* in chunk_encode.c: STREAMED_XOR_CHUNKS frames, read by chunk_decode.h's */
 extern void PromAppendChunkedResult(struct PromBuffer *buf,
 									const PromSeriesSet *set,
 									int64 query_index);
+
+/* in histogram_chunk.c: a series of histograms cut into chunks */
+typedef struct PromHistogramChunker
+{
+	const PromSample *samples;	/* the series' samples, in time order */
+	int64		nsamples;
+	int64		next;			/* the first not in a chunk yet */
+	uint8	   *buf;			/* the last chunk's data */
+	Size		capacity;
+} PromHistogramChunker;
+
+extern void PromHistogramChunkerStart(PromHistogramChunker *chunker,
+									  const PromSample *samples,
+									  int64 nsamples);
+extern bool PromHistogramChunkerNext(PromHistogramChunker *chunker,
+									 int *encoding, Size *len,
+									 int64 *min_t, int64 *max_t);
 
 /* in chunk_decode.c */
 #include "chunk_decode.h"

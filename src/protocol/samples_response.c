@@ -18,19 +18,27 @@
  * infinities and every NaN payload (the stale marker among them) keep their
  * exact bits.
  *
+ * A series that holds histograms carries them as TimeSeries.histograms = 4
+ * instead of samples, each a Histogram message with its timestamp
+ * (histogram/histogram_wire.c writes them, and measures them for the set,
+ * which counts a series' histograms when it is finished).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "engine/engine.h"
+#include "histogram/histogram.h"
 #include "protocol.h"
 
 /* Field numbers. */
 #define RESULTS_FIELD		1	/* ReadResponse.results */
 #define TIMESERIES_FIELD	1	/* QueryResult.timeseries */
 #define SAMPLES_FIELD		2	/* TimeSeries.samples */
+#define HISTOGRAMS_FIELD	4	/* TimeSeries.histograms */
 #define SAMPLE_VALUE_FIELD	1
 #define SAMPLE_TIME_FIELD	2
+
 
 /*
  * A time's tag and varint as one word, for times below 2^49 ms (the year
@@ -147,6 +155,7 @@ typedef struct SamplesProducer
 	bool		in_samples;		/* are its labels written? */
 	PromSampleRun run;			/* then its run being written */
 	uint32		done;			/* samples of that run written */
+	bool		histograms;		/* does the series hold histograms? */
 } SamplesProducer;
 
 /*
@@ -202,6 +211,7 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			p = wire_put_len_header(p, TIMESERIES_FIELD, series->message_bytes);
 			p = PromPutSeriesLabels(p, self->set, series);
 			self->in_samples = true;
+			self->histograms = PromSeriesHoldsHistograms(self->set, series);
 			PromSampleRunFirst(&self->run, series);
 			self->done = 0;
 		}
@@ -214,6 +224,21 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			{
 				PromSampleRunNext(&self->run);
 				self->done = 0;
+				continue;
+			}
+			if (self->histograms)
+			{
+				PromSample	sample = PromSampleRunSample(&self->run, self->done);
+				const PromHistogram *h = PromSampleHistogram(&sample);
+				Size		size = PromHistogramFieldSize(h, sample.t);
+
+				if (size > (Size) (end - p))
+				{
+					*need = size;
+					return p - buf;
+				}
+				p = PromPutHistogramField(p, HISTOGRAMS_FIELD, h, sample.t);
+				self->done++;
 				continue;
 			}
 			n = Min(self->run.count - self->done,

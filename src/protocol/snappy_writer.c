@@ -81,7 +81,7 @@ piece_bytes(const PromSnappyWriter *writer)
 static bool
 resize_buffer(char **buffer, Size *buffer_size, Size size)
 {
-	char	   *resized = repalloc_extended(*buffer, size, MCXT_ALLOC_NO_OOM);
+	char	   *resized = PromReallocNoOOM(*buffer, *buffer_size, size);
 
 	if (resized == NULL)
 		return false;

@@ -16,6 +16,8 @@
 
 #include "postgres.h"
 
+#include "compat.h"
+
 /*
  * A compiled Prometheus regex matcher value.
  *

@@ -65,6 +65,7 @@
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/analyze.h"
+#include "parser/parse_relation.h"
 #include "promread.h"
 #include "scan.h"
 #include "utils/acl.h"
@@ -208,17 +209,20 @@ mark_check_as(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
-	if (IsA(node, RangeTblEntry))
-	{
-		RangeTblEntry *rte = (RangeTblEntry *) node;
-
-		if (rte->rtekind == RTE_RELATION && rte->relid == check_as_relid)
-			rte->checkAsUser = check_as_role;
-		return false;
-	}
 	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, mark_check_as, context,
-								 QTW_EXAMINE_RTES_BEFORE);
+	{
+		Query	   *query = (Query *) node;
+		ListCell   *lc;
+
+		foreach(lc, query->rtable)
+		{
+			RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+
+			if (rte->rtekind == RTE_RELATION && rte->relid == check_as_relid)
+				PromSetCheckAsUser(query, rte, check_as_role);
+		}
+		return query_tree_walker(query, mark_check_as, context, 0);
+	}
 	return expression_tree_walker(node, mark_check_as, context);
 }
 

@@ -34,7 +34,10 @@
  *    of our own, which checks the row types before the first row.  An
  *    ExecutorStart hook passes the plan's estimate of the rows to the set,
  *    which sizes sample blocks by it.  Rows without a time or value carry
- *    no sample and are skipped by the receiver.
+ *    no sample and are skipped by the receiver.  A value column of type
+ *    prom_histogram (or a domain over it) makes a layout of histograms:
+ *    each row's histogram is copied into the set, and the sample's value
+ *    points to the copy (engine.h).
  * 5. With promread.report_phases on, each scan runs twice, the second time
  *    without grouping, to time the executor alone (run_scan).
  * 6. A relation whose partitions are foreign tables on servers that list
@@ -45,16 +48,19 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
 #include "engine/engine.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
+#include "histogram/histogram.h"
 #include "phases.h"
 #include "promread.h"
 #include "scan_internal.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
@@ -69,6 +75,7 @@ typedef struct ScanReceiver
 	const Oid  *result_types;	/* of each column, as the layout assumes */
 	const char *metric;
 	TimeKind	time_kind;
+	bool		histograms;		/* the value is a prom_histogram */
 	uint64		sum;			/* of the samples read without grouping them
 								 * (scan_read_only) */
 } ScanReceiver;
@@ -80,11 +87,13 @@ static ExecutorStart_hook_type previous_executor_start = NULL;
 
 /*
  * Read a row's sample, its label columns deformed with it: false when its
- * time or its value is NULL (a row without a sample, skipped).
+ * time or its value is NULL (a row without a sample, skipped).  A histogram
+ * is copied into the set (PromSeriesSetCopyHistogram) when copy is true;
+ * else its value is only some bits of the Datum.
  */
 static inline bool
 read_sample(const ScanReceiver *receiver, TupleTableSlot *slot, int64 *t,
-			double *v)
+			double *v, bool copy)
 {
 	int			n = receiver->nlabels;
 
@@ -95,7 +104,12 @@ read_sample(const ScanReceiver *receiver, TupleTableSlot *slot, int64 *t,
 		*t = DatumGetInt64(slot->tts_values[n]);
 	else
 		*t = PromTimestampToMs(DatumGetTimestamp(slot->tts_values[n]));
-	*v = DatumGetFloat8(slot->tts_values[n + 1]);
+	if (unlikely(receiver->histograms))
+		*v = copy ? PromSeriesSetCopyHistogram(receiver->set,
+											   slot->tts_values[n + 1]) :
+			(double) (slot->tts_values[n + 1] & 0xFF);
+	else
+		*v = DatumGetFloat8(slot->tts_values[n + 1]);
 	return true;
 }
 
@@ -107,7 +121,7 @@ scan_receive(TupleTableSlot *slot, DestReceiver *self)
 	int64		t;
 	double		v;
 
-	if (read_sample(receiver, slot, &t, &v))
+	if (read_sample(receiver, slot, &t, &v, true))
 		PromSeriesSetAdd(receiver->set, receiver->layout, slot->tts_values,
 						 slot->tts_isnull, t, v);
 	return true;
@@ -125,7 +139,7 @@ scan_read_only(TupleTableSlot *slot, DestReceiver *self)
 	int64		t;
 	double		v;
 
-	if (read_sample(receiver, slot, &t, &v))
+	if (read_sample(receiver, slot, &t, &v, false))
 		receiver->sum += (uint64) t + (uint64) (int64) v;
 	return true;
 }
@@ -436,7 +450,8 @@ read_metric_columns(const PromMetricEntry *entry, bool named,
 	if (!check_column_type(entry, named, value_column, "value",
 						   type == FLOAT8OID || type == FLOAT4OID ||
 						   type == NUMERICOID || type == INT2OID ||
-						   type == INT4OID || type == INT8OID))
+						   type == INT4OID || type == INT8OID ||
+						   PromIsHistogramType(type)))
 		return false;
 	for (i = 0; i < entry->nlabels; i++)
 	{
@@ -498,6 +513,24 @@ rows_are_stored(Oid relid, bool has_foreign)
 }
 
 /*
+ * The scan's expression of its value column: the column itself when it is a
+ * float8 or a prom_histogram, else cast to that type (its base type when it
+ * is a domain over prom_histogram, any other number to float8).
+ */
+static const char *
+value_expression(const MetricColumn *column)
+{
+	const char *name = quote_identifier(column->name);
+
+	if (column->type == FLOAT8OID || PromIsHistogramType(column->type))
+		return name;
+	if (PromIsHistogramType(column->basetype))
+		return psprintf("CAST(%s AS %s)", name,
+						format_type_be_qualified(column->basetype));
+	return psprintf("CAST(%s AS pg_catalog.float8)", name);
+}
+
+/*
  * Plan the read of one metric relation for a query: lock it, read its
  * registered columns, and build the statement and the layout's columns.
  * False when there is nothing to read (the relation gone, skipped, or no
@@ -527,10 +560,7 @@ prepare_metric_scan(const PromMetricEntry *entry, const PromQuery *query,
 	appendStringInfoString(&stmt->sql, "SELECT ");
 	for (i = 0; i < nlabels; i++)
 		appendStringInfo(&stmt->sql, "%s, ", quote_identifier(labels[i].name));
-	scan->value_expression = scan->value_column.type == FLOAT8OID ?
-		quote_identifier(scan->value_column.name) :
-		psprintf("CAST(%s AS pg_catalog.float8)",
-				 quote_identifier(scan->value_column.name));
+	scan->value_expression = value_expression(&scan->value_column);
 	appendStringInfo(&stmt->sql, "%s, %s FROM %s WHERE",
 					 quote_identifier(scan->time_column.name),
 					 scan->value_expression,
@@ -574,7 +604,8 @@ add_scan_layout(PromSeriesSet *set, const MetricScan *scan,
 	types[nlabels] = TEXTOID;
 	const_values[nlabels] = scan->entry->metric;
 	result_types[nlabels] = scan->time_column.type;
-	result_types[nlabels + 1] = FLOAT8OID;
+	result_types[nlabels + 1] = PromIsHistogramType(scan->value_column.basetype) ?
+		scan->value_column.basetype : FLOAT8OID;
 
 	memset(receiver, 0, sizeof(ScanReceiver));
 	receiver->pub.receiveSlot = scan_receive;
@@ -587,6 +618,9 @@ add_scan_layout(PromSeriesSet *set, const MetricScan *scan,
 											  types, const_values);
 	if (scan->overflow >= 0)
 		PromLayoutSetOverflow(set, receiver->layout, scan->overflow);
+	receiver->histograms = result_types[nlabels + 1] != FLOAT8OID;
+	if (receiver->histograms)
+		PromLayoutSetHistograms(set, receiver->layout);
 	foreach(lc, scan->filters)
 	{
 		const ScanFilter *filter = lfirst(lc);

@@ -21,6 +21,7 @@
 #include "phases.h"
 #include "promread.h"
 #include "scan_internal.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_locale.h"

@@ -56,6 +56,8 @@
  */
 #include "postgres.h"
 
+#include "histogram/histogram.h"
+
 #include "access/htup_details.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -70,6 +72,7 @@
 #include "scan_internal.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/plancache.h"
@@ -227,6 +230,13 @@ PromShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
 	}
 	if (!any_ships)
 		return false;
+	if (PromIsHistogramType(scan->value_column.basetype))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("metric \"%s\" holds histograms, which are not read through shards yet",
+						scan->entry->metric),
+				 errdetail("Its relation has foreign partitions on servers that list promread, whose answers would carry histogram chunks."),
+				 errhint("Remove promread from the servers' extensions option to read the partitions' rows instead.")));
 	/* a relation with foreign partitions has every matcher in its WHERE */
 	Assert(scan->filters == NIL && scan->decisions == NIL);
 

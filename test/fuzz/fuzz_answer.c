@@ -2,9 +2,11 @@
  * fuzz_answer.c
  *	  libFuzzer target: a STREAMED_XOR_CHUNKS stream, as a shard answers its
  *	  coordinator (src/scan/shards.c) and as prom_read_response_json reads
- *	  responses, through PromForEachChunkedSeries and PromDecodeChunk
- *	  (src/protocol/chunk_decode.c): frame lengths and CRCs, protobuf-c's unpacking,
- *	  query indexes, and the XOR decoder.
+ *	  responses, through PromForEachChunkedSeries, PromDecodeChunk and
+ *	  PromDecodeHistogramChunk (src/protocol/chunk_decode.c): frame lengths
+ *	  and CRCs, protobuf-c's unpacking, query indexes, the XOR decoder, and
+ *	  the decoder of HISTOGRAM and FLOAT_HISTOGRAM chunks, each decoded
+ *	  histogram read to its last byte.
  *
  * Inputs of even length have their frames' CRCs made right first, so that
  * mutations reach protobuf-c and the XOR decoder; those of odd length are
@@ -17,8 +19,8 @@
  * value's bits exactly.
  *
  * An ERROR is a clean rejection when its SQLSTATE is one chunk_decode.c
- * documents: 22P03 (undecodable), 0A000 (a chunk encoding other than XOR)
- * and 53200 (past promread.max_memory).  Anything else, a sanitizer report,
+ * documents: 22P03 (undecodable), 0A000 (a chunk encoding other than XOR
+ * or histogram) and 53200 (past promread.max_memory).  Anything else, a sanitizer report,
  * memory outliving the input or past promread.max_memory (pg_shim.c), or a
  * valid stream decoded to other samples is a bug.
  */
@@ -27,6 +29,7 @@
 #include <stdint.h>
 
 #include "pg_shim.h"
+#include "histogram/histogram.h"
 #include "promread.h"
 #include "protocol/protocol.h"
 #include "utils/memutils.h"
@@ -35,8 +38,29 @@ static const char *const allowed[] = {"22P03", "0A000", "53200", NULL};
 static const char *const none_allowed[] = {NULL};
 
 /*
- * Decode every chunk of a series and read each sample, so that the
- * sanitizers see an array shorter than the count it came with.
+ * Read every byte of a decoded histogram, so that the sanitizers see one
+ * shorter than its counts say; and free it.
+ */
+static uint64
+read_histogram(const PromSample *sample)
+{
+	const PromHistogram *h = PromSampleHistogram(sample);
+	const unsigned char *bytes = (const unsigned char *) h;
+	uint64		sum = 0;
+
+	if (VARSIZE(h) != PromHistogramSize(h->npositive_spans, h->nnegative_spans,
+										h->npositive_buckets, h->nnegative_buckets,
+										h->ncustom_values))
+		shim_fail("a decoded histogram's size does not match its counts");
+	for (Size i = 0; i < VARSIZE(h); i++)
+		sum += bytes[i];
+	pfree(unconstify(PromHistogram *, h));
+	return sum;
+}
+
+/*
+ * Decode every chunk of a series and read each sample (each histogram), so
+ * that the sanitizers see an array shorter than the count it came with.
  */
 static void
 decode_series(void *arg, int64 query_index,
@@ -48,13 +72,21 @@ decode_series(void *arg, int64 query_index,
 	for (k = 0; k < series->n_chunks; k++)
 	{
 		const Prometheus__Chunk *chunk = series->chunks[k];
+		bool		histograms = chunk->type == PROMETHEUS__CHUNK__ENCODING__HISTOGRAM ||
+			chunk->type == PROMETHEUS__CHUNK__ENCODING__FLOAT_HISTOGRAM;
 		int			nsamples;
-		PromSample *samples = PromDecodeChunk(chunk->type, wire_bytes(chunk->data),
-											  chunk->data.len, frame, k,
-											  &nsamples);
+		PromSample *samples = histograms ?
+			PromDecodeHistogramChunk(chunk->type, wire_bytes(chunk->data),
+									 chunk->data.len, frame, k, &nsamples) :
+			PromDecodeChunk(chunk->type, wire_bytes(chunk->data),
+							chunk->data.len, frame, k, &nsamples);
 
 		for (int i = 0; i < nsamples; i++)
+		{
 			*times += (uint64) samples[i].t;
+			if (histograms)
+				*times += read_histogram(&samples[i]);
+		}
 		pfree(samples);
 	}
 }

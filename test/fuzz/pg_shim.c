@@ -35,6 +35,11 @@
  *	  and prom_regex.c only (prom_read_request, prom_regex_translate,
  *	  prom_regex_match), which take Datums from the executor; they abort if
  *	  ever called.
+ *	- CacheRegisterSyscacheCallback, GetSysCacheOid, PromExtensionNamespace:
+ *	  used by histogram.c's PromHistogramTypeOid only, which the decoders
+ *	  never call (histogram.c is linked for PromHistogramAllocate and
+ *	  PromHistogramCheck); they abort if ever called.  So does
+ *	  PromExtensionTypeOid, of histogram.c's PromIsHistogramType.
  *	- GetDatabaseEncoding: PG_UTF8 (promread requires a UTF8 database).
  *	- The GUC variables, at their defaults from src/promread.c.
  *	- CHECK_FOR_INTERRUPTS: no interrupt is ever pending.
@@ -54,7 +59,9 @@
 #include "regex/regex.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 
 #include "pg_shim.h"
 
@@ -73,6 +80,7 @@ int			promread_max_request_bytes = 32 * 1024 * 1024;
 int			promread_max_frame_bytes = 50000000;
 bool		promread_report_phases = false;
 int			promread_keep_memory = 4 * 1024;
+int			promread_max_histogram_buckets = 10000;
 
 /*
  * promread.max_memory, far lower than its default and its minimum (1 MB)
@@ -821,6 +829,32 @@ struct varlena *
 pg_detoast_datum_copy(struct varlena *datum)
 {
 	shim_fail("pg_detoast_datum_copy is outside the fuzzed code");
+}
+
+/* histogram.c's PromHistogramTypeOid: the catalogs are outside the boundary */
+void
+CacheRegisterSyscacheCallback(int cacheid, SyscacheCallbackFunction func, Datum arg)
+{
+	shim_fail("CacheRegisterSyscacheCallback is outside the fuzzed code");
+}
+
+Oid
+GetSysCacheOid(int cacheId, AttrNumber oidcol, Datum key1, Datum key2,
+			   Datum key3, Datum key4)
+{
+	shim_fail("GetSysCacheOid is outside the fuzzed code");
+}
+
+Oid
+PromExtensionNamespace(void)
+{
+	shim_fail("PromExtensionNamespace is outside the fuzzed code");
+}
+
+Oid
+PromExtensionTypeOid(const char *name)
+{
+	shim_fail("PromExtensionTypeOid is outside the fuzzed code");
 }
 
 /*---- ereport / elog ----*/

@@ -19,7 +19,7 @@ BEGIN
 		shift := shift * 128;
 	END LOOP;
 END $$;
-\getenv abs_srcdir PG_ABS_SRCDIR
+\set abs_srcdir `pwd` '/test'
 \set wire_helpers :abs_srcdir '/fixtures/wire.sql'
 \i :wire_helpers
 -- a varint's value as int64
@@ -240,7 +240,13 @@ RESET promread.max_frame_bytes;
 DELETE FROM ch_b WHERE host LIKE 'say%';
 SET promread.max_frame_bytes = '1kB';
 SHOW promread.max_frame_bytes;
-SET promread.max_frame_bytes = 0;
+-- 0 is refused (the wording of the range differs between majors)
+DO $$ BEGIN
+	SET promread.max_frame_bytes = 0;
+EXCEPTION WHEN invalid_parameter_value THEN
+	RAISE NOTICE 'refused: %, %', SQLSTATE, SQLERRM LIKE '0 B is outside the valid range%';
+END $$;
+SHOW promread.max_frame_bytes;
 RESET promread.max_frame_bytes;
 
 -- several queries: each query's frames in order, query_index its position
@@ -400,7 +406,8 @@ SELECT ch_decode(s || '\x8080808080808080800100000000'::bytea) FROM ch_stream;
 -- frames whose CRC matches but whose message is wrong: not protobuf; a
 -- negative and a huge query index; chunks that are not valid XOR: shorter
 -- than their header, ending early, ending inside a varint, meaningful bits
--- overflowing 64; a histogram chunk
+-- overflowing 64; a histogram chunk shorter than its header; a chunk of
+-- encoding 0 (UNKNOWN), which is not decoded
 SELECT ch_decode(s || ch_frame('\x0a05')) FROM ch_stream;
 SELECT ch_decode(s || ch_frame(ch_message('x', 1, 1, 1, '\x0001020000000000000000', -1)))
 FROM ch_stream;
@@ -411,6 +418,7 @@ SELECT ch_decode(ch_frame(ch_message('x', 0, 0, 1, '\x00010000000000')));
 SELECT ch_decode(ch_frame(ch_message('x', 0, 0, 1, '\x000280f4ee0640c7700000000000')));
 SELECT ch_decode(ch_frame(ch_message('x', 0, 0, 1, '\x000280f4ee0640c770000000000001fff8')));
 SELECT ch_decode(ch_frame(ch_message('x', 0, 0, 2, '\x0001')));
+SELECT ch_decode(ch_frame(ch_message('x', 0, 0, 0, '\x0001')));
 -- neither a snappy block nor a frame
 SELECT ch_decode('\xff');
 SELECT ch_decode('\x0a000000000000');

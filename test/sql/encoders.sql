@@ -9,7 +9,7 @@
 SET timezone = 'UTC';
 SET datestyle = 'ISO';
 CREATE TABLE exact (t timestamptz, host text, v float8);
-\getenv abs_srcdir PG_ABS_SRCDIR
+\set abs_srcdir `pwd` '/test'
 \set exact_values :abs_srcdir '/fixtures/exact_values.copy'
 COPY exact FROM :'exact_values' (FORMAT binary);
 SELECT prom_register('exact');

@@ -34,12 +34,13 @@ SELECT labels, ts, value FROM prom_series('temps', '2024-01-01', '2024-03-01');
 SELECT labels, ts, value FROM prom_series('temps{room="hall"}', '2024-02-01', '2024-03-01');
 
 -- pruning at work: a query of February never scans January's partition
-SET stats_fetch_consistency = none;
-SELECT pg_stat_force_next_flush();
+\set stats_helpers `pwd` '/test/fixtures/stats.sql'
+\i :stats_helpers
+SELECT flush_stats();
 SELECT seq_scan AS jan_before FROM pg_stat_user_tables WHERE relname = 'temps_jan' \gset
 SELECT seq_scan AS feb_before FROM pg_stat_user_tables WHERE relname = 'temps_feb' \gset
 SELECT count(*) FROM prom_series('temps', '2024-02-01', '2024-03-01');
-SELECT pg_stat_force_next_flush();
+SELECT flush_stats();
 SELECT seq_scan - :jan_before AS jan_scans FROM pg_stat_user_tables WHERE relname = 'temps_jan';
 SELECT seq_scan - :feb_before AS feb_scans FROM pg_stat_user_tables WHERE relname = 'temps_feb';
 

@@ -8,7 +8,7 @@
 --
 -- The test runs in a database of its own (same encoding and locale), so that
 -- metrics other tests registered cannot change the answers.
-\getenv abs_srcdir PG_ABS_SRCDIR
+\set abs_srcdir `pwd` '/test'
 \set fixtures :abs_srcdir '/fixtures/prometheus-2.42/'
 SELECT current_database() AS regress_db, datcollate, datctype
 FROM pg_database WHERE datname = current_database() \gset

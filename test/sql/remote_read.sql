@@ -2,7 +2,7 @@
 -- by prom_remote_read, decoded by prom_read_response_json.
 SET timezone = 'UTC';
 SET datestyle = 'ISO';
-\getenv abs_srcdir PG_ABS_SRCDIR
+\set abs_srcdir `pwd` '/test'
 \set rr_rows :abs_srcdir '/fixtures/rr.sql'
 \i :rr_rows
 \set wire_helpers :abs_srcdir '/fixtures/wire.sql'

@@ -120,13 +120,14 @@ SELECT prom_register('req_hashed');
 SELECT count(DISTINCT tableoid) AS partitions_holding_them FROM req_hashed
 WHERE instance IN ('host-007', 'host-008');
 SET plan_cache_mode = force_generic_plan;
-SET stats_fetch_consistency = none;
-SELECT pg_stat_force_next_flush();
+\set stats_helpers `pwd` '/test/fixtures/stats.sql'
+\i :stats_helpers
+SELECT flush_stats();
 SELECT sum(seq_scan) AS scans_before FROM pg_stat_user_tables WHERE relname LIKE 'req_hashed_%' \gset
 SELECT count(*) FROM prom_series('req_hashed{instance=~"host-007|host-008"}', '2024-01-01', '2024-01-02');
 SELECT count(*) FROM prom_series('req_hashed{instance=~"host-007|host-008"}', '2024-01-01', '2024-01-02');
 SELECT count(*) FROM prom_series('req_hashed{instance=~"host-007|host-008"}', '2024-01-01', '2024-01-02');
-SELECT pg_stat_force_next_flush();
+SELECT flush_stats();
 SELECT sum(seq_scan) - :scans_before AS partitions_scanned_in_three_reads
 FROM pg_stat_user_tables WHERE relname LIKE 'req_hashed_%';
 RESET plan_cache_mode;
@@ -152,24 +153,31 @@ SELECT estimated_rows('SELECT * FROM req WHERE prom_regex_match(''host-.*5'', in
 	BETWEEN 200 AND 800 AS estimate_near_400;
 -- a regex that keeps most rows is read by a scan
 EXPLAIN (COSTS OFF) SELECT count(*) FROM req WHERE prom_regex_match('host-[01].*', instance);
--- and a column of a nondeterministic collation is never listed
-CREATE COLLATION regress_nocase (provider = icu, locale = 'und-u-ks-level2',
-	deterministic = false);
+-- and a column of a nondeterministic collation is never listed (where the
+-- server has ICU: selective_1.out is the output without it)
+DO $$ BEGIN
+	CREATE COLLATION regress_nocase (provider = icu, locale = 'und-u-ks-level2',
+		deterministic = false);
+EXCEPTION WHEN feature_not_supported THEN NULL;
+END $$;
+SELECT EXISTS (SELECT FROM pg_collation WHERE collname = 'regress_nocase') AS have_icu \gset
+\if :have_icu
 CREATE TABLE req_nocase AS SELECT ts, instance COLLATE regress_nocase AS instance FROM req;
 CREATE INDEX ON req_nocase (instance);
 ANALYZE req_nocase;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM req_nocase WHERE prom_regex_match('host-.*5', instance);
+SELECT prom_regex_label_values('req_nocase', 'instance', '.*');
+DROP TABLE req_nocase;
+DROP COLLATION regress_nocase;
+\endif
 -- prom_regex_label_values: through the index, or by reading the column
 SELECT prom_regex_label_values('req', 'instance', 'host-0.5');
 SELECT array(SELECT unnest(prom_regex_label_values('req', 'code', '5.*|4.*')) ORDER BY 1) AS codes;
 SELECT prom_regex_label_values('req', 'job', '.*') AS non_null_jobs;
 SELECT prom_regex_label_values('req', 'nope', '.*');
 SELECT prom_regex_label_values('req', 'value', '.*');
-SELECT prom_regex_label_values('req_nocase', 'instance', '.*');
 SELECT prom_regex_label_values('req', 'instance', '(');
 
 DROP VIEW req_norm;
-DROP TABLE req, req_by_time, req_hashed, req_unanalyzed, req_series, req_samples,
-	req_nocase;
-DROP COLLATION regress_nocase;
+DROP TABLE req, req_by_time, req_hashed, req_unanalyzed, req_series, req_samples;
 DROP FUNCTION explain, same, estimated_rows;

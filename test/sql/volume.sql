@@ -104,7 +104,7 @@ SELECT * FROM stale_check('2024-01-01', '2024-01-01 00:02:15');
 -- plan's estimate right, low, and with rows of two series that come back,
 -- every answer is the same as in SQL, and the XOR chunks of
 -- prom_remote_read decode to its SAMPLES answer
-\getenv abs_srcdir PG_ABS_SRCDIR
+\set abs_srcdir `pwd` '/test'
 \set shares_rows :abs_srcdir '/fixtures/shares.sql'
 \i :shares_rows
 CREATE FUNCTION shares_check(OUT series bigint, OUT samples bigint,

@@ -3,7 +3,7 @@
 -- it cannot write (their errors in a WARNING), and honours privileges and RLS.
 SET timezone = 'UTC';
 SET datestyle = 'ISO';
-\getenv abs_srcdir PG_ABS_SRCDIR
+\set abs_srcdir `pwd` '/test'
 \set wire_helpers :abs_srcdir '/fixtures/wire.sql'
 \i :wire_helpers
 

@@ -2,7 +2,7 @@
 -- metrics a role may write, catalog locks only for who may change something,
 -- and no write into a relation that runs another role's code as the writer.
 SET timezone = 'UTC';
-\getenv abs_srcdir PG_ABS_SRCDIR
+\set abs_srcdir `pwd` '/test'
 \set wire_helpers :abs_srcdir '/fixtures/wire.sql'
 \i :wire_helpers
 

@@ -5,7 +5,7 @@
 -- X-Prometheus-Remote-Write-*-Written counts in response.headers.
 SET timezone = 'UTC';
 SET datestyle = 'ISO';
-\getenv abs_srcdir PG_ABS_SRCDIR
+\set abs_srcdir `pwd` '/test'
 \set wire_helpers :abs_srcdir '/fixtures/wire.sql'
 \i :wire_helpers
 CREATE SCHEMA wv2;

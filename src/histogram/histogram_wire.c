@@ -1,0 +1,228 @@
+/*-------------------------------------------------------------------------
+ *
+ * histogram_wire.c
+ *	  A native histogram as a prompb.Histogram message: its size, which a
+ *	  series set counts (engine/samples.c), and its bytes, which a SAMPLES
+ *	  answer writes (protocol/samples_response.c).
+ *
+ * Histogram { count_int = 1 | count_float = 2, sum = 3, schema = 4
+ * (sint32), zero_threshold = 5, zero_count_int = 6 | zero_count_float = 7,
+ * negative_spans = 8, negative_deltas = 9 (packed sint64), negative_counts
+ * = 10 (packed double), positive_spans = 11, positive_deltas = 12,
+ * positive_counts = 13, reset_hint = 14, timestamp = 15, custom_values = 16
+ * (packed double) }, BucketSpan { offset = 1 (sint32), length = 2 }.  The
+ * count and zero count, a oneof, are always written, in the member of the
+ * histogram's kind (a float histogram whose count is 0 is still one); other
+ * fields are left out when zero, doubles only when their bits are all zero,
+ * so that -0.0 and every NaN payload keep their bits.  One routine both
+ * measures and writes a histogram (HistogramOut), so that the size counted
+ * is the size written.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "histogram/histogram.h"
+#include "protocol/protocol.h"
+
+/* Field numbers of a Histogram, and of a BucketSpan. */
+#define H_COUNT_INT				1
+#define H_COUNT_FLOAT			2
+#define H_SUM					3
+#define H_SCHEMA				4
+#define H_ZERO_THRESHOLD		5
+#define H_ZERO_COUNT_INT		6
+#define H_ZERO_COUNT_FLOAT		7
+#define H_NEGATIVE_SPANS		8
+#define H_NEGATIVE_DELTAS		9
+#define H_NEGATIVE_COUNTS		10
+#define H_POSITIVE_SPANS		11
+#define H_POSITIVE_DELTAS		12
+#define H_POSITIVE_COUNTS		13
+#define H_RESET_HINT			14
+#define H_TIMESTAMP				15
+#define H_CUSTOM_VALUES			16
+#define SPAN_OFFSET				1
+#define SPAN_LENGTH				2
+
+/*
+ * Where a histogram is written, or only measured: bytes go to p unless it is
+ * NULL; n counts them either way.
+ */
+typedef struct HistogramOut
+{
+	char	   *p;
+	Size		n;
+} HistogramOut;
+
+/* Write or count a varint. */
+static void
+out_varint(HistogramOut *out, uint64 value)
+{
+	out->n += wire_varint_size(value);
+	if (out->p != NULL)
+		out->p = wire_put_varint(out->p, value);
+}
+
+/* Write or count a field's tag (any field number). */
+static void
+out_tag(HistogramOut *out, int field, int type)
+{
+	out_varint(out, ((uint64) field << 3) | type);
+}
+
+/* Write or count 8 bytes, little-endian. */
+static void
+out_fixed64(HistogramOut *out, uint64 bits)
+{
+	out->n += 8;
+	if (out->p != NULL)
+		out->p = wire_put_fixed64(out->p, bits);
+}
+
+/* The zigzag form of a signed integer, as sint32 and sint64 fields take. */
+static inline uint64
+zigzag(int64 value)
+{
+	return ((uint64) value << 1) ^ (value < 0 ? ~UINT64CONST(0) : 0);
+}
+
+/* A varint field, left out when zero unless always. */
+static void
+out_varint_field(HistogramOut *out, int field, uint64 value, bool always)
+{
+	if (value == 0 && !always)
+		return;
+	out_tag(out, field, WIRE_VARINT);
+	out_varint(out, value);
+}
+
+/* A double field, left out when its bits are all zero unless always. */
+static void
+out_double_field(HistogramOut *out, int field, double value, bool always)
+{
+	if (wire_double_bits(value) == 0 && !always)
+		return;
+	out_tag(out, field, WIRE_FIXED64);
+	out_fixed64(out, wire_double_bits(value));
+}
+
+/* Repeated BucketSpan fields. */
+static void
+out_spans(HistogramOut *out, int field, const PromBucketSpan *spans, uint32 n)
+{
+	uint32		i;
+
+	for (i = 0; i < n; i++)
+	{
+		uint64		offset = zigzag(spans[i].offset);
+		Size		size = (offset != 0 ? 1 + wire_varint_size(offset) : 0) +
+			(spans[i].length != 0 ? 1 + wire_varint_size(spans[i].length) : 0);
+
+		out_tag(out, field, WIRE_LEN);
+		out_varint(out, size);
+		out_varint_field(out, SPAN_OFFSET, offset, false);
+		out_varint_field(out, SPAN_LENGTH, spans[i].length, false);
+	}
+}
+
+/* A packed field of bucket deltas (sint64) or counts (double); none if empty. */
+static void
+out_buckets(HistogramOut *out, int field, const PromHistogramBucket *buckets,
+			uint32 n, bool counts)
+{
+	Size		size = 0;
+	uint32		i;
+
+	if (n == 0)
+		return;
+	if (counts)
+		size = (Size) n * 8;
+	else
+		for (i = 0; i < n; i++)
+			size += wire_varint_size(zigzag(buckets[i].delta));
+	out_tag(out, field, WIRE_LEN);
+	out_varint(out, size);
+	for (i = 0; i < n; i++)
+	{
+		if (counts)
+			out_fixed64(out, wire_double_bits(buckets[i].count));
+		else
+			out_varint(out, zigzag(buckets[i].delta));
+	}
+}
+
+/* A Histogram message's fields, in field order. */
+static void
+out_histogram(HistogramOut *out, const PromHistogram *h, int64 t)
+{
+	bool		is_float = PromHistogramIsFloat(h);
+	const double *custom = PromHistogramCustomValues(h);
+	uint32		i;
+
+	if (is_float)
+		out_double_field(out, H_COUNT_FLOAT, h->count.value, true);
+	else
+		out_varint_field(out, H_COUNT_INT, h->count.integer, true);
+	out_double_field(out, H_SUM, h->sum, false);
+	out_varint_field(out, H_SCHEMA, zigzag(h->schema), false);
+	out_double_field(out, H_ZERO_THRESHOLD, h->zero_threshold, false);
+	if (is_float)
+		out_double_field(out, H_ZERO_COUNT_FLOAT, h->zero_count.value, true);
+	else
+		out_varint_field(out, H_ZERO_COUNT_INT, h->zero_count.integer, true);
+	out_spans(out, H_NEGATIVE_SPANS, PromHistogramNegativeSpans(h),
+			  h->nnegative_spans);
+	out_buckets(out, is_float ? H_NEGATIVE_COUNTS : H_NEGATIVE_DELTAS,
+				PromHistogramNegativeBuckets(h), h->nnegative_buckets, is_float);
+	out_spans(out, H_POSITIVE_SPANS, PromHistogramPositiveSpans(h),
+			  h->npositive_spans);
+	out_buckets(out, is_float ? H_POSITIVE_COUNTS : H_POSITIVE_DELTAS,
+				PromHistogramPositiveBuckets(h), h->npositive_buckets, is_float);
+	out_varint_field(out, H_RESET_HINT, h->reset_hint, false);
+	out_varint_field(out, H_TIMESTAMP, (uint64) t, false);
+	if (h->ncustom_values > 0)
+	{
+		out_tag(out, H_CUSTOM_VALUES, WIRE_LEN);
+		out_varint(out, (Size) h->ncustom_values * 8);
+		for (i = 0; i < h->ncustom_values; i++)
+			out_fixed64(out, wire_double_bits(custom[i]));
+	}
+}
+
+/* Bytes of a Histogram message. */
+static Size
+histogram_message_size(const PromHistogram *h, int64 t)
+{
+	HistogramOut out = {NULL, 0};
+
+	out_histogram(&out, h, t);
+	return out.n;
+}
+
+/*
+ * Bytes of a histogram of time t as a length-delimited field of a one-byte
+ * tag, such as TimeSeries.histograms: what a series of histograms counts
+ * for it in its message (engine/samples.c).
+ */
+Size
+PromHistogramFieldSize(const PromHistogram *h, int64 t)
+{
+	return wire_len_field_size(histogram_message_size(h, t));
+}
+
+/*
+ * Write a histogram of time t as a length-delimited field numbered field
+ * (below 16); returns the end.
+ */
+char *
+PromPutHistogramField(char *p, int field, const PromHistogram *h, int64 t)
+{
+	HistogramOut out;
+
+	p = wire_put_len_header(p, field, histogram_message_size(h, t));
+	out.p = p;
+	out.n = 0;
+	out_histogram(&out, h, t);
+	return out.p;
+}
