@@ -1,7 +1,8 @@
 /* promread 0.3.1 to 0.4.0: prom_remote_write reads remote write 2.0 too,
    the version named by its new content_type argument; the prom_histogram
-   type of native histograms, read by prom_series (a new column) and the
-   shard aggregates (new overloads) */
+   type of native histograms, which it stores, read by prom_series (a new
+   column) and the shard aggregates (new overloads); exemplars, in the
+   exemplar tables that prom_exemplars names */
 \echo Use "ALTER EXTENSION promread UPDATE TO '0.4.0'" to load this file. \quit
 
 -- content_type: the request's Content-Type, which names the protocol
@@ -268,3 +269,40 @@ CREATE FUNCTION prom_histogram_buckets(h prom_histogram)
 		count double precision)
 	AS 'MODULE_PATHNAME', 'prom_histogram_buckets'
 	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE ROWS 20;
+
+--
+-- The exemplar tables of metrics that remote write created: written by
+-- prom_remote_write with a metric's first exemplar (the table is the metric
+-- table's owner's), forgotten when the metric is registered again or
+-- unregistered.
+--
+CREATE TABLE prom_exemplar_catalog (
+	metric text PRIMARY KEY,
+	relation regclass NOT NULL
+);
+REVOKE ALL ON prom_exemplar_catalog FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('prom_exemplar_catalog', '');
+
+CREATE VIEW prom_exemplars AS
+	SELECT metric, relation FROM prom_exemplar_catalog;
+GRANT SELECT ON prom_exemplars TO PUBLIC;
+
+-- Entries of dropped relations go with them (exemplar tables too).
+CREATE OR REPLACE FUNCTION prom_catalog_forget_dropped()
+	RETURNS event_trigger
+	LANGUAGE plpgsql SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+	AS $$
+BEGIN
+	DELETE FROM @extschema@.prom_metric_catalog AS c
+	USING pg_catalog.pg_event_trigger_dropped_objects() AS d
+	WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+	  AND d.objsubid OPERATOR(pg_catalog.=) 0
+	  AND c.relation::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+	DELETE FROM @extschema@.prom_exemplar_catalog AS c
+	USING pg_catalog.pg_event_trigger_dropped_objects() AS d
+	WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+	  AND d.objsubid OPERATOR(pg_catalog.=) 0
+	  AND c.relation::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+END
+$$;

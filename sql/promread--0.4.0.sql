@@ -63,6 +63,23 @@ CREATE VIEW prom_metric_metadata AS
 	FROM prom_metric_metadata_catalog;
 GRANT SELECT ON prom_metric_metadata TO PUBLIC;
 
+--
+-- The exemplar tables of metrics that remote write created: written by
+-- prom_remote_write with a metric's first exemplar (the table is the metric
+-- table's owner's), forgotten when the metric is registered again or
+-- unregistered.
+--
+CREATE TABLE prom_exemplar_catalog (
+	metric text PRIMARY KEY,
+	relation regclass NOT NULL
+);
+REVOKE ALL ON prom_exemplar_catalog FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('prom_exemplar_catalog', '');
+
+CREATE VIEW prom_exemplars AS
+	SELECT metric, relation FROM prom_exemplar_catalog;
+GRANT SELECT ON prom_exemplars TO PUBLIC;
+
 CREATE FUNCTION prom_register(relation regclass, metric text DEFAULT NULL,
 		time_column name DEFAULT NULL, value_column name DEFAULT NULL,
 		label_columns name[] DEFAULT NULL)
@@ -75,7 +92,7 @@ CREATE FUNCTION prom_unregister(metric text)
 	AS 'MODULE_PATHNAME', 'prom_unregister'
 	LANGUAGE C STRICT VOLATILE;
 
--- Entries of dropped relations go with them.
+-- Entries of dropped relations go with them (exemplar tables too).
 CREATE FUNCTION prom_catalog_forget_dropped()
 	RETURNS event_trigger
 	LANGUAGE plpgsql SECURITY DEFINER
@@ -83,6 +100,11 @@ CREATE FUNCTION prom_catalog_forget_dropped()
 	AS $$
 BEGIN
 	DELETE FROM @extschema@.prom_metric_catalog AS c
+	USING pg_catalog.pg_event_trigger_dropped_objects() AS d
+	WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+	  AND d.objsubid OPERATOR(pg_catalog.=) 0
+	  AND c.relation::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+	DELETE FROM @extschema@.prom_exemplar_catalog AS c
 	USING pg_catalog.pg_event_trigger_dropped_objects() AS d
 	WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
 	  AND d.objsubid OPERATOR(pg_catalog.=) 0

@@ -10,7 +10,10 @@
  * remote write made that have no column of their own).  Only its owner may write it
  * with SQL; prom_register and prom_unregister check that the caller owns the
  * registered relation and then write the table directly, as PostgreSQL's own
- * catalog code does.  Readers look entries up here in C as well, so a role
+ * catalog code does.  prom_exemplar_catalog (metric, relation) names the
+ * exemplar table remote write created for a metric it created
+ * (write_exemplars.c); registering the metric again or unregistering it
+ * forgets that table.  Readers look entries up here in C as well, so a role
  * that may only read the metric relations (PostgREST's anonymous role, say)
  * needs no grant on the catalog: the relations themselves are read later,
  * through SPI, with the caller's privileges.
@@ -83,6 +86,17 @@ enum
 	Anum_metadata_unit,
 	Anum_metadata_writer,
 	Natts_metadata = Anum_metadata_writer
+};
+
+#define EXEMPLAR_TABLE		"prom_exemplar_catalog"
+#define EXEMPLAR_INDEX		"prom_exemplar_catalog_pkey"
+
+/* Columns of the exemplar catalog: a metric and its exemplar table. */
+enum
+{
+	Anum_exemplar_metric = 1,
+	Anum_exemplar_relation,
+	Natts_exemplar = Anum_exemplar_relation
 };
 
 PG_FUNCTION_INFO_V1(prom_register);
@@ -380,6 +394,127 @@ may_replace_entry(Relation rel, HeapTuple old)
 }
 
 /*
+ * The exemplar catalog, opened with lockmode, or NULL when the extension's
+ * objects predate it (a library newer than the extension's SQL objects:
+ * then no metric has an exemplar table).
+ */
+static Relation
+open_exemplar_catalog(LOCKMODE lockmode, Oid *indexid)
+{
+	if (!OidIsValid(get_relname_relid(EXEMPLAR_TABLE, PromExtensionNamespace())))
+		return NULL;
+	return open_extension_table(EXEMPLAR_TABLE, EXEMPLAR_INDEX, lockmode, indexid);
+}
+
+/*
+ * Remove a metric's exemplar table from the exemplar catalog (the table
+ * itself stays): a metric registered again, or unregistered, is no longer
+ * the one whose exemplars the table holds.  Runs with the metric's lock of
+ * the metric catalog, which every writer of the exemplar catalog holds.
+ */
+static void
+forget_exemplar_table(const char *metric)
+{
+	Oid			indexid;
+	Relation	rel = open_exemplar_catalog(CATALOG_WRITE_LOCK, &indexid);
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+
+	if (rel == NULL)
+		return;
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	ScanKeyInit(&key, Anum_exemplar_metric, BTEqualStrategyNumber, F_TEXTEQ,
+				CStringGetTextDatum(metric));
+	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		CatalogTupleDelete(rel, &tuple->t_self);
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, NoLock);
+	CommandCounterIncrement();
+}
+
+/*
+ * The exemplar table of a metric, as committed now, or InvalidOid: the
+ * metric has none (it was registered by a user, not created by remote
+ * write).
+ */
+Oid
+PromExemplarCatalogFind(const char *metric)
+{
+	Oid			indexid;
+	Relation	rel = open_exemplar_catalog(AccessShareLock, &indexid);
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	Oid			relid = InvalidOid;
+
+	if (rel == NULL)
+		return InvalidOid;
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	ScanKeyInit(&key, Anum_exemplar_metric, BTEqualStrategyNumber, F_TEXTEQ,
+				CStringGetTextDatum(metric));
+	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		bool		isnull;
+		Datum		value = heap_getattr(tuple, Anum_exemplar_relation,
+										 RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			relid = DatumGetObjectId(value);
+	}
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+	return relid;
+}
+
+/*
+ * Take, until the transaction ends, the lock of a metric's name in the
+ * exemplar catalog, under which its exemplar table is created once; false,
+ * taking nothing, when the extension's objects predate the exemplar
+ * catalog.  It is not the metric catalog's lock of the name, which a writer
+ * adding label columns holds while it waits for the metric's table.
+ */
+bool
+PromExemplarCatalogLock(const char *metric)
+{
+	Oid			indexid;
+	Relation	rel = open_exemplar_catalog(CATALOG_WRITE_LOCK, &indexid);
+
+	if (rel == NULL)
+		return false;
+	lock_name(rel, metric);
+	table_close(rel, NoLock);
+	return true;
+}
+
+/*
+ * Record the exemplar table that remote write created for a metric it
+ * created, owned by the current user, under PromExemplarCatalogLock.
+ */
+void
+PromExemplarCatalogStore(const char *metric, Oid relid)
+{
+	Oid			indexid;
+	Relation	rel;
+	Datum		values[Natts_exemplar];
+	bool		isnull[Natts_exemplar] = {0};
+
+	check_owner(relid);
+	rel = open_exemplar_catalog(CATALOG_WRITE_LOCK, &indexid);
+	values[Anum_exemplar_metric - 1] = CStringGetTextDatum(metric);
+	values[Anum_exemplar_relation - 1] = ObjectIdGetDatum(relid);
+	store_row(rel, indexid, metric, values, isnull, NULL);
+}
+
+/*
  * Insert or replace the catalog entry of a metric: its label columns, the
  * label each holds, and its column of overflow labels (NULL: none);
  * created: remote write created its relation, and adds a column for each
@@ -444,6 +579,8 @@ store_entry(const char *metric, Oid relid, const char *time_column,
 					 errhint("Run ALTER EXTENSION promread UPDATE.")));
 	lock_name(rel, metric);
 	store_row(rel, indexid, metric, values, isnull, may_replace_entry);
+	if (!created)
+		forget_exemplar_table(metric);
 }
 
 /*
@@ -555,6 +692,8 @@ prom_unregister(PG_FUNCTION_ARGS)
 	UnregisterSnapshot(snapshot);
 	table_close(rel, NoLock);
 	CommandCounterIncrement();
+	if (found)
+		forget_exemplar_table(metric);
 	PG_RETURN_BOOL(found);
 }
 

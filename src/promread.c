@@ -30,12 +30,11 @@ int			promread_max_memory = 1024 * 1024;
 bool		promread_write_create_metrics = true;
 char	   *promread_write_schema = NULL;
 int			promread_write_unknown_labels = PROM_WRITE_ERROR;
-int			promread_write_unsupported = PROM_WRITE_ERROR;
 char	   *promread_write_trusted_owners = NULL;
 int			promread_write_max_label_columns = 400;
 int			promread_max_histogram_buckets = 10000;
 
-/* Values of promread.write_unknown_labels and promread.write_unsupported. */
+/* Values of promread.write_unknown_labels. */
 static const struct config_enum_entry write_refusal_options[] = {
 	{"error", PROM_WRITE_ERROR, false},
 	{"drop", PROM_WRITE_DROP, false},
@@ -147,13 +146,6 @@ _PG_init(void)
 							400, 0, 1000,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
-	DefineCustomEnumVariable("promread.write_unsupported",
-							 "What remote write does with exemplars and native histograms, which promread does not store.",
-							 "error refuses a request that carries any; drop writes its float samples without them.",
-							 &promread_write_unsupported,
-							 PROM_WRITE_ERROR, write_refusal_options,
-							 PGC_USERSET, 0,
-							 NULL, NULL, NULL);
 	DefineCustomStringVariable("promread.write_trusted_owners",
 							   "Roles whose relations remote write writes into even when that runs their code.",
 							   "A comma-separated list of role names.  Remote write refuses a relation owned by another role, not a superuser nor listed here, when writing into it would run that role's triggers, rules, policies or expressions as the writer.",

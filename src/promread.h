@@ -46,12 +46,11 @@ extern int	promread_max_memory;
 extern bool promread_write_create_metrics;
 extern char *promread_write_schema;
 extern int	promread_write_unknown_labels;
-extern int	promread_write_unsupported;
 extern char *promread_write_trusted_owners;
 extern int	promread_write_max_label_columns;
 extern int	promread_max_histogram_buckets;
 
-/* What remote write does with what it cannot store. */
+/* What remote write does with a label that has no column. */
 typedef enum PromWriteRefusal
 {
 	PROM_WRITE_ERROR,			/* refuse the request */
@@ -135,6 +134,9 @@ extern void PromCatalogStoreCreated(const char *metric, Oid relid,
 									const char *overflow_column);
 extern bool PromMetadataStore(const char *family, const char *type,
 							  const char *help, const char *unit);
+extern Oid	PromExemplarCatalogFind(const char *metric);
+extern bool PromExemplarCatalogLock(const char *metric);
+extern void PromExemplarCatalogStore(const char *metric, Oid relid);
 
 /* in register_columns.c: the columns prom_register registers */
 struct ArrayType;

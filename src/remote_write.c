@@ -9,17 +9,24 @@
  *    2.0 (io.prometheus.write.v2.Request) when the content_type argument
  *    names it, resolved into the same PromWriteRequest, so that everything
  *    below is shared by both versions; another proto is PT415 (HTTP 415).
- *    Exemplars and native histograms, which promread does not store,
- *    refuse it (0A000) unless promread.write_unsupported is "drop" (then a
- *    NOTICE counts what was dropped).  Every answer carries the
- *    X-Prometheus-Remote-Write-*-Written counts 2.0 asks for.
- * 2. Its series are grouped by metric.  A metric without a registration
- *    gets a table of its own when promread.write_create_metrics is on:
- *    (ts timestamptz, value float8, one text column per label), created in
- *    promread.write_schema, owned by the writing role and registered as
- *    made by remote write.  The metric's lock in the catalog is taken first
- *    (by a role that may create the table only) and the registration looked
- *    up again, so two writers create it once.
+ *    Every answer carries the X-Prometheus-Remote-Write-*-Written counts
+ *    2.0 asks for, and X-Promread-Start-Timestamps-Dropped: start
+ *    timestamps are not stored (the specification lets a receiver ignore
+ *    them), but counted, in a NOTICE too.
+ * 2. Its series are grouped by metric.  A metric's value column is float8
+ *    or prom_histogram: a metric takes float samples or native histograms,
+ *    never both (a group of both, or of the kind its value column does not
+ *    hold, is refused with 22023, one metric's refusal as below), but for
+ *    the float staleness markers that end histogram series (write_rows.c).  A metric
+ *    without a registration gets a table of its own when
+ *    promread.write_create_metrics is on: (ts timestamptz, value float8 or
+ *    prom_histogram as its samples are, one text column per label),
+ *    created in promread.write_schema, owned by the writing role and
+ *    registered as made by remote write (and, with its first exemplar,
+ *    the table of its exemplars beside it: write_exemplars.c).  The
+ *    metric's lock in the catalog is taken first (by a role that may
+ *    create the table only) and the registration looked up again, so two
+ *    writers create it once.
  * 3. A label the registration has no column for is added as a column to a
  *    table that remote write made (its exclusive lock is polled for, not
  *    queued for, so that reads are not held up behind it); on any other
@@ -33,11 +40,12 @@
  *    overflow labels instead, which then keeps every label new to it: so
  *    a label is kept in one place only, and no valid name is refused.
  * 4. Each metric's samples are written by write_rows.c: through COPY FROM
- *    into tables, through INSERT into the rest.  A relation dropped (or a
- *    metric registered again) by another session after the metric was
- *    looked up is not an error: the metric is looked up again, and its
- *    table created again when remote write may create it; only when that
- *    keeps happening does the request fail, with 40001.
+ *    into tables, through INSERT into the rest; its exemplars by
+ *    write_exemplars.c, into the metric's exemplar table if it has one.  A
+ *    relation dropped (or a metric registered again) by another session
+ *    after the metric was looked up is not an error: the metric is looked
+ *    up again, and its table created again when remote write may create
+ *    it; only when that keeps happening does the request fail, with 40001.
  *
  * Failures and what Prometheus makes of them.  Prometheus retries a request
  * answered with a 5xx and drops one answered with a 4xx (other than 429),
@@ -252,7 +260,8 @@ run_ddl(const char *sql)
  * create tables in promread.write_schema.
  */
 static PromMetricEntry *
-create_metric(const char *metric, const char *const *labels, int nlabels)
+create_metric(const char *metric, const char *const *labels, int nlabels,
+			  bool histograms)
 {
 	PromMetricEntry *entry;
 	Oid			nspid;
@@ -289,7 +298,9 @@ create_metric(const char *metric, const char *const *labels, int nlabels)
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TABLE %s (" CREATED_TIME_COLUMN
 					 " pg_catalog.timestamptz NOT NULL, " CREATED_VALUE_COLUMN
-					 " pg_catalog.float8 NOT NULL", qualified);
+					 " %s NOT NULL", qualified,
+					 histograms ? format_type_be_qualified(PromHistogramTypeOid()) :
+					 "pg_catalog.float8");
 	columns = palloc(sizeof(char *) * Max(nlabels, 1));
 	names = palloc(sizeof(char *) * Max(nlabels, 1));
 	for (i = 0; i < nlabels; i++)
@@ -491,7 +502,8 @@ metric_entry(const PromWriteGroup *group)
 					(errcode(ERRCODE_UNDEFINED_TABLE),
 					 errmsg("metric \"%s\" is not registered", group->metric),
 					 errhint("Register a relation for it with prom_register(), or set promread.write_create_metrics to on.")));
-		entry = create_metric(group->metric, group->labels, group->nlabels);
+		entry = create_metric(group->metric, group->labels, group->nlabels,
+							  PromWriteGroupHistograms(group) > 0);
 	}
 
 	missing = palloc(sizeof(char *) * Max(group->nlabels, 1));
@@ -518,23 +530,34 @@ metric_entry(const PromWriteGroup *group)
 }
 
 /*
- * Write the samples of a group into its metric's relation.  When that
- * relation was dropped, or the metric registered again, between looking the
- * metric up and locking its relation, the metric is looked up again (and
- * its table created again, when remote write may create it), a few times
- * before the request fails with 40001, which Prometheus retries.
+ * Write the samples and exemplars of a group into its metric's relations,
+ * returning how many exemplars were stored.  A group of both float
+ * samples and histograms is refused (22023) before anything is created,
+ * unless its float samples are staleness markers (write_rows.c).
+ * When the metric's relation was dropped, or the metric registered again,
+ * between looking the metric up and locking its relation, the metric is
+ * looked up again (and its table created again, when remote write may
+ * create it), a few times before the request fails with 40001, which
+ * Prometheus retries.
  */
-static void
+static int64
 write_metric(const PromWriteGroup *group)
 {
 	int			attempt;
 
+	if (PromWriteGroupSamples(group) > 0 && PromWriteGroupHistograms(group) > 0 &&
+		!PromWriteGroupSamplesStale(group))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("remote write request has both float samples and native histograms of metric \"%s\"",
+						group->metric),
+				 errdetail("A metric's value column holds either float8 or prom_histogram values.")));
 	for (attempt = 1;; attempt++)
 	{
 		PromMetricEntry *entry = metric_entry(group);
 
 		if (entry != NULL && PromWriteGroupRows(group, entry))
-			return;
+			return PromWriteGroupExemplars(group, entry);
 		if (attempt >= LOOKUP_ATTEMPTS)
 			ereport(ERROR,
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
@@ -569,15 +592,16 @@ refuses_metric(int sqlerrcode)
 
 /*
  * Write groups[lo, hi), but those already refused, in one subtransaction
- * with an SPI connection of its own.  Returns hi when every one was
- * written.  When one failed with an error that refuses its metric, the
+ * with an SPI connection of its own, keeping in exemplars[] how many
+ * exemplars of each were stored.  Returns hi when every one was written.
+ * When one failed with an error that refuses its metric, the
  * subtransaction is rolled back, the error kept in refusals[] at the
  * group's index, and that index returned.  Any other error is thrown, the
  * subtransaction rolled back.
  */
 static int
 write_in_subtransaction(const PromWriteGroup *groups, ErrorData **refusals,
-						int lo, int hi)
+						int64 *exemplars, int lo, int hi)
 {
 	MemoryContext context = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -591,7 +615,7 @@ write_in_subtransaction(const PromWriteGroup *groups, ErrorData **refusals,
 		SPI_connect();
 		for (; current < hi; current++)
 			if (refusals[current] == NULL)
-				write_metric(&groups[current]);
+				exemplars[current] = write_metric(&groups[current]);
 		SPI_finish();
 		ReleaseCurrentSubTransaction();
 	}
@@ -616,25 +640,28 @@ write_in_subtransaction(const PromWriteGroup *groups, ErrorData **refusals,
 
 /*
  * Write every group that can be written, refusing those whose write fails
- * for good (refusals[] then holds their errors); returns how many were
- * refused.  A refusal rolls back the groups written before it in the same
+ * for good (refusals[] then holds their errors; exemplars[] the exemplars
+ * stored of the others); returns how many were refused.  A refusal rolls back the groups written before it in the same
  * subtransaction, which are written again in one of their own.
  */
 static int
-write_groups(const PromWriteGroup *groups, ErrorData **refusals, int ngroups)
+write_groups(const PromWriteGroup *groups, ErrorData **refusals, int64 *exemplars,
+			 int ngroups)
 {
 	int			nrefused = 0;
 	int			start = 0;
 
 	while (start < ngroups)
 	{
-		int			refused = write_in_subtransaction(groups, refusals, start, ngroups);
+		int			refused = write_in_subtransaction(groups, refusals, exemplars,
+													  start, ngroups);
 
 		if (refused == ngroups)
 			break;
 		nrefused++;
 		while (refused > start &&
-			   write_in_subtransaction(groups, refusals, start, refused) != refused)
+			   write_in_subtransaction(groups, refusals, exemplars, start,
+									   refused) != refused)
 			nrefused++;
 		start = refused + 1;
 	}
@@ -663,6 +690,7 @@ report_refusals(const PromWriteGroup *groups, ErrorData **refusals, int ngroups,
 	StringInfoData detail;
 	int64		nseries = 0;
 	int64		nsamples = 0;
+	int64		nhistograms = 0;
 	int			first_code = 0;
 	int			named = 0;
 	int			i;
@@ -676,6 +704,7 @@ report_refusals(const PromWriteGroup *groups, ErrorData **refusals, int ngroups,
 			continue;
 		nseries += groups[i].nseries;
 		nsamples += PromWriteGroupSamples(&groups[i]);
+		nhistograms += PromWriteGroupHistograms(&groups[i]);
 		if (first_code == 0)
 			first_code = edata->sqlerrcode;
 		if (named < REFUSALS_NAMED)
@@ -694,6 +723,10 @@ report_refusals(const PromWriteGroup *groups, ErrorData **refusals, int ngroups,
 								 GUC_ACTION_LOCAL, true, 0, false);
 	ereport(WARNING,
 			(errcode(first_code),
+			 nhistograms > 0 ?
+			 errmsg("remote write refused %d of the %d metrics of the request (%lld series, %lld samples, %lld histograms)",
+					nrefused, ngroups, (long long) nseries, (long long) nsamples,
+					(long long) nhistograms) :
 			 errmsg("remote write refused %d of the %d metrics of the request (%lld series, %lld samples)",
 					nrefused, ngroups, (long long) nseries, (long long) nsamples),
 			 errdetail_internal("%s", detail.data),
@@ -703,18 +736,22 @@ report_refusals(const PromWriteGroup *groups, ErrorData **refusals, int ngroups,
 /*
  * Answer the counts remote write 2.0 requires in X-Prometheus-Remote-Write-
  * Samples-Written, -Histograms-Written and -Exemplars-Written, through
- * PostgREST's response.headers: samples of the metrics written (refused
- * metrics not counted); histograms and exemplars, which promread does not
- * store yet, 0.  A 1.0 client ignores them.  Set by the outermost call,
+ * PostgREST's response.headers: the samples, histograms and stored
+ * exemplars of the metrics written (refused metrics not counted); and in
+ * X-Promread-Start-Timestamps-Dropped the start timestamps, which promread
+ * does not store.  A 1.0 client ignores them.  Set by the outermost call,
  * as response.status is: a call from a trigger does not answer the request.
  */
 static void
-set_written_headers(int64 nsamples)
+set_written_headers(int64 nsamples, int64 nhistograms, int64 nexemplars,
+					int64 nstart_timestamps)
 {
 	char	   *json = psprintf("[{\"X-Prometheus-Remote-Write-Samples-Written\": \"%lld\"}, "
-							   "{\"X-Prometheus-Remote-Write-Histograms-Written\": \"0\"}, "
-							   "{\"X-Prometheus-Remote-Write-Exemplars-Written\": \"0\"}]",
-							   (long long) nsamples);
+							   "{\"X-Prometheus-Remote-Write-Histograms-Written\": \"%lld\"}, "
+							   "{\"X-Prometheus-Remote-Write-Exemplars-Written\": \"%lld\"}, "
+							   "{\"X-Promread-Start-Timestamps-Dropped\": \"%lld\"}]",
+							   (long long) nsamples, (long long) nhistograms,
+							   (long long) nexemplars, (long long) nstart_timestamps);
 
 	(void) set_config_option("response.headers", json, PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_LOCAL, true, 0, false);
@@ -769,7 +806,10 @@ write_request(bytea *body, bool v2)
 	ErrorData **refusals;
 	int			nrefused;
 	int			nmetadata_refused = 0;
+	int64	   *exemplars;
 	int64		nsamples_written = 0;
+	int64		nhistograms_written = 0;
+	int64		nexemplars_written = 0;
 	int			i;
 
 	PreventCommandIfReadOnly("prom_remote_write()");
@@ -781,19 +821,16 @@ write_request(bytea *body, bool v2)
 	request = v2 ?
 		PromDecodeWriteRequestV2(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body)) :
 		PromDecodeWriteRequest(VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body));
-	if ((request->nexemplars > 0 || request->nhistograms > 0) &&
-		promread_write_unsupported == PROM_WRITE_ERROR)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("remote write request carries %lld exemplars and %lld native histograms, which promread does not store",
-						(long long) request->nexemplars,
-						(long long) request->nhistograms),
-				 errhint("Set promread.write_unsupported to drop to write the float samples without them.")));
-	if (request->nexemplars > 0 || request->nhistograms > 0)
+	if (request->nstart_timestamps > 0)
 		ereport(NOTICE,
-				(errmsg("dropped %lld exemplars and %lld native histograms of the remote write request",
-						(long long) request->nexemplars,
-						(long long) request->nhistograms)));
+				(errmsg("dropped %lld start timestamps of the remote write request",
+						(long long) request->nstart_timestamps),
+				 errdetail("promread does not store start timestamps; the samples were written without them.")));
+	if (request->nexemplars_invalid > 0)
+		ereport(NOTICE,
+				(errmsg("dropped %lld invalid exemplars of the remote write request",
+						(long long) request->nexemplars_invalid),
+				 errdetail("An exemplar's labels must have valid, distinct names and at most 128 UTF-8 characters of names and values together.")));
 
 	sorted = palloc(sizeof(PromWriteSeries *) * Max(request->nseries, 1));
 	for (i = 0; i < request->nseries; i++)
@@ -816,14 +853,20 @@ write_request(bytea *body, bool v2)
 		collect_labels(group);
 	}
 	refusals = palloc0(sizeof(ErrorData *) * Max(ngroups, 1));
-	nrefused = write_groups(groups, refusals, ngroups);
+	exemplars = palloc0(sizeof(int64) * Max(ngroups, 1));
+	nrefused = write_groups(groups, refusals, exemplars, ngroups);
 	if (nrefused > 0)
 		report_refusals(groups, refusals, ngroups, nrefused);
 	for (i = 0; i < ngroups; i++)
 		if (refusals[i] == NULL)
+		{
 			nsamples_written += PromWriteGroupSamples(&groups[i]);
+			nhistograms_written += PromWriteGroupHistograms(&groups[i]);
+			nexemplars_written += exemplars[i];
+		}
 	if (write_depth == 1)
-		set_written_headers(nsamples_written);
+		set_written_headers(nsamples_written, nhistograms_written,
+							nexemplars_written, request->nstart_timestamps);
 
 	SPI_connect();
 	qsort(request->metadata, request->nmetadata, sizeof(PromWriteMetadata),

@@ -11,6 +11,7 @@
 #define PROMREAD_REMOTE_WRITE_H
 
 #include "promread.h"
+#include "histogram/histogram.h"
 #include "utils/relcache.h"
 
 /* A label of a written series, its value borrowed from the request. */
@@ -21,7 +22,29 @@ typedef struct PromWriteLabel
 	int			value_len;
 } PromWriteLabel;
 
-/* A written series: its metric, other labels (sorted by name), samples. */
+/* A native histogram sample: its time (ms) and the checked value. */
+typedef struct PromWriteHistogram
+{
+	int64		timestamp;
+	PromHistogram *value;
+} PromWriteHistogram;
+
+/*
+ * An exemplar of a series: time (ms), value, and its own labels as the
+ * request gave them (names and values borrowed, neither NUL-terminated).
+ */
+typedef struct PromWriteExemplar
+{
+	int64		timestamp;
+	double		value;
+	int			nlabels;
+	PromWriteLabel *labels;		/* name NUL-terminated, as a series' */
+} PromWriteExemplar;
+
+/*
+ * A written series: its metric, other labels (sorted by name), float
+ * samples, native histograms and the exemplars kept of those it carried.
+ */
 struct Prometheus__Sample;
 typedef struct PromWriteSeries
 {
@@ -30,6 +53,10 @@ typedef struct PromWriteSeries
 	PromWriteLabel *labels;
 	int			nsamples;
 	struct Prometheus__Sample **samples;
+	int			nhistograms;
+	PromWriteHistogram *histograms;
+	int			nexemplars;
+	PromWriteExemplar *exemplars;
 } PromWriteSeries;
 
 /* The metadata of a metric family. */
@@ -48,8 +75,8 @@ typedef struct PromWriteRequest
 	PromWriteSeries *series;
 	int			nmetadata;
 	PromWriteMetadata *metadata;
-	int64		nexemplars;
-	int64		nhistograms;
+	int64		nexemplars_invalid;	/* exemplars dropped as Prometheus would */
+	int64		nstart_timestamps;	/* start timestamps dropped (2.0) */
 } PromWriteRequest;
 
 /* The series of one metric in a request, and the labels they carry. */
@@ -74,9 +101,27 @@ PromWriteGroupSamples(const PromWriteGroup *group)
 	return nsamples;
 }
 
+/* How many native histograms a group's series carry. */
+static inline int64
+PromWriteGroupHistograms(const PromWriteGroup *group)
+{
+	int64		nhistograms = 0;
+	int			i;
+
+	for (i = 0; i < group->nseries; i++)
+		nhistograms += group->series[i]->nhistograms;
+	return nhistograms;
+}
+
 /* in write_rows.c */
 extern bool PromWriteGroupRows(const PromWriteGroup *group,
 							   const PromMetricEntry *entry);
+extern bool PromWriteGroupSamplesStale(const PromWriteGroup *group);
+extern int64 PromWriteTimestamp(int64 ms, const char *metric);
+
+/* in write_exemplars.c */
+extern int64 PromWriteGroupExemplars(const PromWriteGroup *group,
+									 const PromMetricEntry *entry);
 
 /* in write_trust.c */
 extern void PromCheckWriteTrusted(Relation rel, const PromMetricEntry *entry);

@@ -18,9 +18,12 @@
  *    of the relation may call prom_remote_write again: the stream COPY
  *    reads is the call's own, and the outer call's is put back when the
  *    inner one ends, by error too.
+ *    Native histograms go to a prom_histogram value column in the type's
+ *    binary form (its send function's output, which COPY reads back with
+ *    its receive function).
  * 3. What COPY cannot write (views, foreign tables, tables under row-level
  *    security, whose WITH CHECK policies COPY does not apply, value columns
- *    other than float8, labels of types whose binary input is not their
+ *    other than float8 or, for histograms, prom_histogram, labels of types whose binary input is not their
  *    text, labels in a session whose client_encoding is not the database's,
  *    from which binary input would convert them) gets one INSERT ... SELECT FROM ROWS FROM (unnest($1),
  *    unnest($2), ...) through SPI instead, the times, values and label
@@ -28,7 +31,13 @@
  *
  * Times become the time column's type (ms since the Unix epoch for int8),
  * 22008 outside PostgreSQL's range; values keep their bits (a stale marker
- * stays one) and are assigned to the value column's type; label values are
+ * stays one) and are assigned to the value column's type; native
+ * histograms go to a prom_histogram value column, float samples to any
+ * other (the other kind refuses the metric, 22023), but for staleness
+ * markers: Prometheus ends a histogram series with a float one (it logs the
+ * marker, and so remote-writes it, before its TSDB stores it as a
+ * histogram whose sum is the stale NaN), which a prom_histogram column
+ * takes as that histogram, as the TSDB does; label values are
  * assigned to their columns' types (enum labels must be labels of the enum).
  * A label is written to the column the catalog maps it to; the labels of a
  * series that have no column, where the relation has a column of overflow
@@ -64,11 +73,12 @@
 #include "utils/timestamp.h"
 
 /*
- * Microseconds since the PostgreSQL epoch of a sample's time in ms since
- * the Unix epoch; 22008 outside PostgreSQL's range of timestamps.
+ * Microseconds since the PostgreSQL epoch of a sample's (or an exemplar's)
+ * time in ms since the Unix epoch; 22008 outside PostgreSQL's range of
+ * timestamps.
  */
-static int64
-sample_timestamp(int64 ms, const char *metric)
+int64
+PromWriteTimestamp(int64 ms, const char *metric)
 {
 	int64		us;
 
@@ -120,9 +130,73 @@ append_overflow_label(StringInfo out, const PromWriteLabel *label,
 	escape_json(out, scratch->data);
 }
 
+/*
+ * The rows a series gives: its float samples, or its histograms and then
+ * its float samples, staleness markers all, as stale histograms.
+ */
+static inline int
+series_rows(const PromWriteSeries *series, bool histograms)
+{
+	return histograms ? series->nhistograms + series->nsamples : series->nsamples;
+}
+
+/* Is a float sample Prometheus's staleness marker (by its bits)? */
+static inline bool
+is_stale_marker(double value)
+{
+	union
+	{
+		double		value;
+		uint64		bits;
+	}			u;
+
+	u.value = value;
+	return u.bits == PROM_STALE_NAN_BITS;
+}
+
+/*
+ * Is every float sample of a group's series a staleness marker (true for
+ * none), so that a prom_histogram column takes them as stale histograms?
+ */
+bool
+PromWriteGroupSamplesStale(const PromWriteGroup *group)
+{
+	int			i;
+	int			s;
+
+	for (i = 0; i < group->nseries; i++)
+		for (s = 0; s < group->series[i]->nsamples; s++)
+			if (!is_stale_marker(group->series[i]->samples[s]->value))
+				return false;
+	return true;
+}
+
+/*
+ * The staleness marker of a histogram series as Prometheus's TSDB stores
+ * it: an integer histogram with no buckets whose sum is the stale NaN.
+ */
+static PromHistogram *
+stale_histogram(void)
+{
+	Size		size = PromHistogramSize(0, 0, 0, 0, 0);
+	PromHistogram *h = palloc0(size);
+	union
+	{
+		uint64		bits;
+		double		value;
+	}			u;
+
+	SET_VARSIZE(h, size);
+	h->kind = PROM_HISTOGRAM_INTEGER;
+	u.bits = PROM_STALE_NAN_BITS;
+	h->sum = u.value;
+	return h;
+}
+
 /* The columns of one INSERT: $1 times, $2 values, then label arrays. */
 typedef struct InsertColumns
 {
+	bool		histograms;		/* values are the series' histograms */
 	int			nparams;
 	int		   *param_of_label; /* per label of the group; -1 without column */
 	int			overflow_param; /* the overflow labels'; -1 without column */
@@ -143,6 +217,7 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 	int64		row = 0;
 	StringInfoData overflow;
 	StringInfoData scratch;
+	PromHistogram *stale;
 	int			i;
 	int			j;
 
@@ -163,22 +238,30 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 										 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	}
 
+	stale = cols->histograms ? stale_histogram() : NULL;
 	for (i = 0; i < group->nseries; i++)
 	{
 		const PromWriteSeries *series = group->series[i];
+		int			nrows = series_rows(series, cols->histograms);
+		int			nhistograms = cols->histograms ? series->nhistograms : 0;
 		int64		first = row;
 		int			l = 0;
 		int			s;
 
 		CHECK_FOR_INTERRUPTS();
-		for (s = 0; s < series->nsamples; s++, row++)
+		for (s = 0; s < nrows; s++, row++)
 		{
-			const Prometheus__Sample *sample = series->samples[s];
+			int64		ms = s < nhistograms ? series->histograms[s].timestamp :
+				series->samples[s - nhistograms]->timestamp;
 
 			cols->values[0][row] =
-				Int64GetDatum(time_type == INT8OID ? sample->timestamp :
-							  sample_timestamp(sample->timestamp, entry->metric));
-			cols->values[1][row] = Float8GetDatum(sample->value);
+				Int64GetDatum(time_type == INT8OID ? ms : PromWriteTimestamp(ms, entry->metric));
+			if (s < nhistograms)
+				cols->values[1][row] = PointerGetDatum(series->histograms[s].value);
+			else if (cols->histograms)
+				cols->values[1][row] = PointerGetDatum(stale);
+			else
+				cols->values[1][row] = Float8GetDatum(series->samples[s]->value);
 		}
 		/* the series' labels and the group's are both sorted by name */
 		resetStringInfo(&overflow);
@@ -196,14 +279,14 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 				continue;
 			if (label == NULL)
 			{
-				memset(cols->nulls[param] + first, true, series->nsamples);
+				memset(cols->nulls[param] + first, true, nrows);
 				continue;
 			}
 			{
 				Datum		text = PointerGetDatum(cstring_to_text_with_len(label->value,
 																			label->value_len));
 
-				for (s = 0; s < series->nsamples; s++)
+				for (s = 0; s < nrows; s++)
 					cols->values[param][first + s] = text;
 			}
 		}
@@ -218,7 +301,7 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 				text = PointerGetDatum(cstring_to_text_with_len(overflow.data,
 																overflow.len));
 			}
-			for (s = 0; s < series->nsamples; s++)
+			for (s = 0; s < nrows; s++)
 			{
 				cols->values[param][first + s] = text;
 				cols->nulls[param][first + s] = overflow.len == 0;
@@ -349,14 +432,16 @@ append_field(StringInfo out, const void *data, int len)
  * in the client's encoding.
  */
 static bool
-copy_applies(const PromWriteGroup *group, const PromMetricEntry *entry, Relation rel)
+copy_applies(const PromWriteGroup *group, const PromMetricEntry *entry, Relation rel,
+			 bool histograms)
 {
 	char		relkind = rel->rd_rel->relkind;
 	int			i;
 
 	if ((relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE) ||
 		check_enable_rls(entry->relid, InvalidOid, false) == RLS_ENABLED ||
-		get_atttype(entry->relid, get_attnum(entry->relid, entry->value_column)) != FLOAT8OID)
+		get_atttype(entry->relid, get_attnum(entry->relid, entry->value_column)) !=
+		(histograms ? PromHistogramTypeOid() : FLOAT8OID))
 		return false;
 	if (entry->overflow_column != NULL &&
 		get_atttype(entry->relid, get_attnum(entry->relid, entry->overflow_column)) != JSONBOID)
@@ -386,7 +471,8 @@ copy_applies(const PromWriteGroup *group, const PromMetricEntry *entry, Relation
  */
 static void
 copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_type,
-		  const bool *has_column, int ncolumns, bool overflow, StringInfo out)
+		  bool histograms, const bool *has_column, int ncolumns, bool overflow,
+		  StringInfo out)
 {
 	static const char header[] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
 	uint16		be_ncolumns = pg_hton16((uint16) ncolumns);
@@ -394,8 +480,19 @@ copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_ty
 	StringInfoData labels;
 	StringInfoData overflow_labels;
 	StringInfoData scratch;
+	FmgrInfo	send;
+	PromHistogram *stale = NULL;
 	int			i;
 
+	if (histograms)
+	{
+		Oid			sendfn;
+		bool		isvarlena;
+
+		getTypeBinaryOutputInfo(PromHistogramTypeOid(), &sendfn, &isvarlena);
+		fmgr_info(sendfn, &send);
+		stale = stale_histogram();
+	}
 	initStringInfo(&labels);
 	initStringInfo(&overflow_labels);
 	initStringInfo(&scratch);
@@ -403,6 +500,7 @@ copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_ty
 	for (i = 0; i < group->nseries; i++)
 	{
 		const PromWriteSeries *series = group->series[i];
+		int			nhistograms;
 		int			l = 0;
 		int			j;
 		int			s;
@@ -445,21 +543,33 @@ copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_ty
 				appendStringInfoChar(&labels, '}');
 			}
 		}
-		for (s = 0; s < series->nsamples; s++)
+		nhistograms = histograms ? series->nhistograms : 0;
+		for (s = 0; s < series_rows(series, histograms); s++)
 		{
-			const Prometheus__Sample *sample = series->samples[s];
-			int64		time = time_type == INT8OID ? sample->timestamp :
-				sample_timestamp(sample->timestamp, entry->metric);
+			int64		ms = s < nhistograms ? series->histograms[s].timestamp :
+				series->samples[s - nhistograms]->timestamp;
+			int64		time = time_type == INT8OID ? ms : PromWriteTimestamp(ms, entry->metric);
 			uint64		be_time = pg_hton64((uint64) time);
-			uint64		be_value;
-			uint64		bits;
 
-			memcpy(&bits, &sample->value, sizeof(bits));
-			be_value = pg_hton64(bits);
 			enlargeStringInfo(out, 2 + 24 + labels.len);
 			appendBinaryStringInfoNT(out, (const char *) &be_ncolumns, 2);
 			append_field(out, &be_time, 8);
-			append_field(out, &be_value, 8);
+			if (histograms)
+			{
+				PromHistogram *h = s < nhistograms ? series->histograms[s].value : stale;
+				bytea	   *value = SendFunctionCall(&send, PointerGetDatum(h));
+
+				append_field(out, VARDATA(value), VARSIZE(value) - VARHDRSZ);
+				pfree(value);
+			}
+			else
+			{
+				uint64		bits;
+
+				memcpy(&bits, &series->samples[s]->value, sizeof(bits));
+				bits = pg_hton64(bits);
+				append_field(out, &bits, 8);
+			}
 			appendBinaryStringInfoNT(out, labels.data, labels.len);
 		}
 	}
@@ -473,7 +583,7 @@ copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_ty
  */
 static void
 copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation rel,
-		   Oid time_type)
+		   Oid time_type, bool histograms)
 {
 	ParseState *pstate = make_parsestate(NULL);
 	ParseNamespaceItem *nsitem;
@@ -509,7 +619,7 @@ copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation r
 	PromCheckPermissions(pstate);
 
 	initStringInfo(&stream);
-	copy_rows(group, entry, time_type, has_column, list_length(attnames),
+	copy_rows(group, entry, time_type, histograms, has_column, list_length(attnames),
 			  entry->overflow_column != NULL, &stream);
 	source.stream = &stream;
 	source.read = 0;
@@ -538,7 +648,7 @@ copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation r
  */
 static void
 insert_group(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_type,
-			 int64 nrows)
+			 bool histograms, int64 nrows)
 {
 	InsertColumns cols = {0};
 	Oid		   *types;
@@ -546,11 +656,12 @@ insert_group(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time
 	int			i;
 
 	cols.nrows = nrows;
+	cols.histograms = histograms;
 	fill_columns(group, entry, time_type, &cols);
 	types = palloc(sizeof(Oid) * cols.nparams);
 	args = palloc(sizeof(Datum) * cols.nparams);
 	bind_array(&cols, 0, time_type, types, args);
-	bind_array(&cols, 1, FLOAT8OID, types, args);
+	bind_array(&cols, 1, histograms ? PromHistogramTypeOid() : FLOAT8OID, types, args);
 	for (i = 2; i < cols.nparams; i++)
 		bind_array(&cols, i, TEXTOID, types, args);
 	if (SPI_execute_with_args(insert_statement(group, entry, &cols), cols.nparams,
@@ -584,8 +695,8 @@ same_registration(const PromMetricEntry *before, const PromMetricEntry *now)
 }
 
 /*
- * Write the samples of a group's series into its registered relation,
- * locked first, by COPY where it applies.  Returns false, having written
+ * Write the samples, or the histograms, of a group's series into its
+ * registered relation, locked first, by COPY where it applies.  Returns false, having written
  * nothing, when the relation was dropped or the metric registered again
  * while the lock was waited for: the caller looks the metric up again.
  */
@@ -594,6 +705,7 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 {
 	Relation	rel;
 	Oid			time_type;
+	bool		histograms;
 	int64		nrows;
 
 	rel = try_relation_open(entry->relid, RowExclusiveLock);
@@ -613,9 +725,24 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 						entry->time_column, entry->metric, format_type_be(time_type)),
 				 errhint("Register the metric again.")));
 	/* a value column dropped since the registration: 42703 */
-	(void) column_base_type(entry->relid, entry->value_column, entry->metric);
+	histograms = column_base_type(entry->relid, entry->value_column, entry->metric) ==
+		PromHistogramTypeOid();
+	if (PromWriteGroupHistograms(group) > 0 && !histograms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("metric \"%s\" takes float samples, not native histograms",
+						entry->metric),
+				 errdetail("Its value column \"%s\" is not of type prom_histogram.",
+						   entry->value_column)));
+	if (PromWriteGroupSamples(group) > 0 && histograms && !PromWriteGroupSamplesStale(group))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("metric \"%s\" takes native histograms, not float samples",
+						entry->metric),
+				 errdetail("Its value column \"%s\" is of type prom_histogram.",
+						   entry->value_column)));
 
-	nrows = PromWriteGroupSamples(group);
+	nrows = PromWriteGroupSamples(group) + (histograms ? PromWriteGroupHistograms(group) : 0);
 	if (nrows > PG_INT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -623,10 +750,10 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 						entry->metric)));
 	if (nrows > 0)
 	{
-		if (copy_applies(group, entry, rel))
-			copy_group(group, entry, rel, time_type);
+		if (copy_applies(group, entry, rel, histograms))
+			copy_group(group, entry, rel, time_type, histograms);
 		else
-			insert_group(group, entry, time_type, nrows);
+			insert_group(group, entry, time_type, histograms, nrows);
 	}
 	relation_close(rel, NoLock);
 	return true;

@@ -160,6 +160,47 @@ class Prometheus:
         status, _, body = http("GET", self.url + "/api/v1/status/tsdb")
         return json.loads(body)
 
+    def metrics(self):
+        """Its own metrics, from /metrics: {(name, ((label, value), ...)): value}."""
+        status, _, body = http("GET", self.url + "/metrics")
+        if status != 200:
+            raise StackError("%s /metrics: HTTP %d" % (self.name, status))
+        out = {}
+        for line in body.decode().splitlines():
+            m = re.match(r"([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$", line)
+            if m:
+                labels = tuple(sorted(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or "")))
+                out[(m.group(1), labels)] = float(m.group(3))
+        return out
+
+    def stop_scraping(self, timeout=30):
+        """End every scrape target and rule: empty its target files, then
+        reload its configuration without rules (SIGHUP) and wait until the
+        reload took.  It appends nothing from then on but the staleness
+        markers that end the series it scraped and recorded, two scrape
+        (and evaluation) intervals later, and after the discovery's
+        update, within 5 s."""
+        for path in self.target_files:
+            with open(path + ".new", "w") as f:
+                json.dump([], f)
+            os.rename(path + ".new", path)  # never read half written
+        reloaded = ("prometheus_config_last_reload_success_timestamp_seconds", ())
+        before = self.metrics().get(reloaded)
+        config = dict(self.config)
+        config.pop("rule_files", None)
+        with open(self.config_path, "w") as f:
+            json.dump(config, f, indent=1)
+        os.kill(self.proc.pid, signal.SIGHUP)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            now = self.metrics()
+            if now.get(("prometheus_config_last_reload_successful", ())) == 1 and \
+                    now.get(reloaded) != before:
+                self.config = config
+                return
+            time.sleep(0.2)
+        raise StackError("%s did not reload its configuration in %ds" % (self.name, timeout))
+
 
 class Stack:
     """Servers started for a demo or a test, stopped together."""
@@ -240,12 +281,13 @@ class Stack:
             state = "running" if proc.poll() is None else "exited %s" % proc.returncode
             print("---- log of %s (%s), last %d lines: %s" % (name, state, lines, path), file=out)
             print(self.log_tail(name, lines), file=out)
-        for extra in ("nginx-access.log", "nginx-error.log"):
-            path = os.path.join(self.dir, "nginx", extra)
+        for name, extra in ((name, extra) for name, _, _ in self.procs
+                            for extra in ("nginx-access.log", "nginx-error.log")):
+            path = os.path.join(self.dir, name, extra)
             if os.path.exists(path):
                 with open(path, errors="replace") as f:
                     tail = f.readlines()[-lines:]
-                print("---- %s, last %d lines" % (extra, lines), file=out)
+                print("---- %s/%s, last %d lines" % (name, extra, lines), file=out)
                 print("".join(tail), file=out)
         out.flush()
 
@@ -262,9 +304,10 @@ class Stack:
         self.wait_http(name, proc, "http://127.0.0.1:%d/" % port, ready=lambda s: s == 200)
         return port
 
-    def nginx_config(self, port, upstream_port):
+    def nginx_config(self, port, upstream_port, name="nginx"):
         """deploy/nginx/promread.conf with the test's ports, in an nginx.conf
-        of its own (prefix, pid, logs and temp dirs under the stack's dir)."""
+        of its own (prefix, pid, logs and temp dirs under the stack's dir,
+        in a directory called name)."""
         with open(NGINX_CONF) as f:
             site = f.read()
         site, n_listen = re.subn(r"(?m)^(\s*listen\s+)[^;]+;", r"\g<1>127.0.0.1:%d;" % port, site)
@@ -272,7 +315,7 @@ class Stack:
                                  r"\g<1>127.0.0.1:%d" % upstream_port, site)
         if n_listen != 1 or n_server != 1:
             raise StackError("%s: expected one listen and one upstream server line" % NGINX_CONF)
-        prefix = os.path.join(self.dir, "nginx")
+        prefix = os.path.join(self.dir, name)
         os.makedirs(prefix, exist_ok=True)
         os.chmod(prefix, 0o755)
         user = "user www-data;\n" if os.geteuid() == 0 else ""
@@ -289,36 +332,51 @@ class Stack:
             f.write(conf)
         return prefix, path
 
-    def start_nginx(self, upstream_port, port=None):
-        """nginx serving deploy/nginx/promread.conf.  Returns its port."""
+    def start_nginx(self, upstream_port, port=None, name="nginx"):
+        """nginx serving deploy/nginx/promread.conf (name: of its process
+        and directory, when a stack has several).  Returns its port."""
         port = port or free_port()
-        prefix, conf = self.nginx_config(port, upstream_port)
+        prefix, conf = self.nginx_config(port, upstream_port, name)
         check = subprocess.run(["nginx", "-t", "-p", prefix, "-c", conf, "-e",
                                 os.path.join(prefix, "nginx-error.log")],
                                capture_output=True, text=True)
         if check.returncode != 0:
             raise StackError("nginx -t failed:\n%s%s" % (check.stdout, check.stderr))
-        proc = self.spawn("nginx", ["nginx", "-p", prefix, "-c", conf, "-e",
-                                    os.path.join(prefix, "nginx-error.log")])
-        self.wait_http("nginx", proc, "http://127.0.0.1:%d/" % port, ready=lambda s: s == 404)
+        proc = self.spawn(name, ["nginx", "-p", prefix, "-c", conf, "-e",
+                                 os.path.join(prefix, "nginx-error.log")])
+        self.wait_http(name, proc, "http://127.0.0.1:%d/" % port, ready=lambda s: s == 404)
         return port
 
     def start_prometheus(self, name, remote_reads=(), datadir=None, port=None, wait=True,
                          remote_writes=(), scrape_self=False, binary="prometheus",
-                         flags=()):
+                         native_histograms=False, scrape_configs=(), rules=(), flags=()):
         """Prometheus reading remotely from each of remote_reads and writing
         to each of remote_writes: dicts with url, and token (a bearer token)
-        or None.  It scrapes nothing, or itself every second (scrape_self).
-        Its TSDB is datadir (by default a new, empty one).  binary is
-        Debian's Prometheus 2.42 by default, or the path of another
-        (prometheus3.binaries()[0]); the configuration suits both.  flags:
-        more command-line flags (--web.enable-remote-write-receiver)."""
+        or None; a remote write may also say version "2.0" (remote write
+        2.0, Prometheus 3 only), histograms (send native histograms) and
+        exemplars (send exemplars; needs the flag
+        --enable-feature=exemplar-storage).
+        It scrapes nothing, or itself every second (scrape_self), and every
+        job of scrape_configs (scrape_config dicts as Prometheus's
+        configuration has them, with "targets", a list of host:port, in
+        place of service discovery); native_histograms scrapes native
+        histograms, classic ones beside them (Prometheus 3 only).  rules
+        are recording rules, (record, expr) evaluated every second.  Its
+        TSDB is datadir (by default a new, empty one).  binary is Debian's
+        Prometheus 2.42 by default, or the path of another
+        (prometheus3.binaries()[0]); the configuration suits both unless a
+        Prometheus 3 option is asked for.  flags: more command-line flags
+        (--web.enable-remote-write-receiver).  stop_scraping() ends
+        scraping and rules."""
         port = port or free_port()
         home = os.path.join(self.dir, name)
         os.makedirs(home, exist_ok=True)
         datadir = datadir or os.path.join(home, "data")
         config = {"global": {"scrape_interval": "15s", "evaluation_interval": "15s"},
                   "remote_read": [], "remote_write": []}
+        if native_histograms:
+            config["global"].update(scrape_native_histograms=True,
+                                    always_scrape_classic_histograms=True)
         for i, rr in enumerate(remote_reads):
             entry = {"name": "promread-%d" % i, "url": rr["url"], "read_recent": True,
                      "remote_timeout": "30s"}
@@ -326,25 +384,49 @@ class Stack:
                 entry["authorization"] = {"type": "Bearer", "credentials": rr["token"]}
             config["remote_read"].append(entry)
         for i, rw in enumerate(remote_writes):
-            entry = {"name": "promread-write-%d" % i, "url": rw["url"], "remote_timeout": "30s",
+            entry = {"name": rw.get("name", "promread-write-%d" % i), "url": rw["url"],
+                     "remote_timeout": "30s",
                      "queue_config": {"batch_send_deadline": "1s", "min_backoff": "100ms",
                                       "max_backoff": "1s"},
                      "metadata_config": {"send": True, "send_interval": "2s"}}
             if rw.get("token"):
                 entry["authorization"] = {"type": "Bearer", "credentials": rw["token"]}
+            if rw.get("version") == "2.0":
+                entry["protobuf_message"] = "io.prometheus.write.v2.Request"
+            if rw.get("histograms"):
+                entry["send_native_histograms"] = True
+            if rw.get("exemplars"):
+                entry["send_exemplars"] = True
             config["remote_write"].append(entry)
+        # targets in files (file discovery), which stop_scraping empties
+        jobs = list(scrape_configs)
         if scrape_self:
-            config["scrape_configs"] = [{"job_name": "self", "scrape_interval": "1s",
-                                         "static_configs": [{"targets": ["127.0.0.1:%d" % port]}]}]
+            jobs.insert(0, {"job_name": "self", "scrape_interval": "1s",
+                            "targets": ["127.0.0.1:%d" % port]})
+        config["scrape_configs"], target_files = [], []
+        for job in jobs:
+            path = os.path.join(home, "targets-%s.json" % job["job_name"])
+            with open(path, "w") as f:
+                json.dump([{"targets": job["targets"]}], f)
+            target_files.append(path)
+            config["scrape_configs"].append(dict(
+                {k: v for k, v in job.items() if k != "targets"},
+                file_sd_configs=[{"files": [path], "refresh_interval": "1s"}]))
+        if rules:
+            rules_path = os.path.join(home, "rules.yml")
+            with open(rules_path, "w") as f:
+                json.dump({"groups": [{"name": "recorded", "interval": "1s", "rules": [
+                    {"record": record, "expr": expr} for record, expr in rules]}]}, f, indent=1)
+            config["rule_files"] = [rules_path]
         config_path = os.path.join(home, "prometheus.yml")
         with open(config_path, "w") as f:
             json.dump(config, f, indent=1)  # JSON is YAML
-        proc = self.spawn(name, [binary, "--config.file=" + config_path,
-                                 "--storage.tsdb.path=" + datadir,
-                                 "--web.listen-address=127.0.0.1:%d" % port,
-                                 "--log.level=info"] + list(flags))
+        argv = [binary, "--config.file=" + config_path, "--storage.tsdb.path=" + datadir,
+                "--web.listen-address=127.0.0.1:%d" % port, "--log.level=info"] + list(flags)
+        proc = self.spawn(name, argv)
         prom = Prometheus(name, "http://127.0.0.1:%d" % port, datadir)
-        prom.proc = proc
+        prom.proc, prom.config, prom.config_path = proc, config, config_path
+        prom.target_files = target_files
         if wait:
             self.wait_prometheus(prom)
         return prom

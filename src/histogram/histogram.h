@@ -44,6 +44,9 @@
 #define PROM_RESET_NO				2
 #define PROM_RESET_GAUGE			3
 
+/* Prometheus's staleness marker: a NaN of these bits (a float or a sum). */
+#define PROM_STALE_NAN_BITS			UINT64CONST(0x7ff0000000000002)
+
 /* Schemas: exponential from -4 to 8, or custom bucket bounds. */
 #define PROM_SCHEMA_MIN				(-4)
 #define PROM_SCHEMA_MAX				8

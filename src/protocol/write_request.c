@@ -17,6 +17,26 @@
  * Labels with an empty value are absent, as in Prometheus.  Label values are
  * borrowed from the decompressed request, which lives as long as the call.
  *
+ * Native histograms become prom_histogram values, field for field: an
+ * integer histogram (count_int, or no count at all, as prompb's
+ * IsFloatHistogram decides) takes deltas and an integer zero count, a
+ * float one (count_float) counts and a float zero count; one that carries
+ * the other kind's fields is refused (22023), and so is one that
+ * PromHistogramCheck finds invalid (spans that do not add up to the
+ * buckets, a schema out of range).  Before a value is allocated, its sizes
+ * are checked against promread.max_histogram_buckets and it is charged to
+ * the decoding budget, so a request of millions of buckets fails cleanly
+ * (22023) rather than exhausting memory.
+ *
+ * Exemplars are kept with their labels, except those that Prometheus's own
+ * receiver would drop without failing the request: labels named twice,
+ * invalid label names, or label names and values longer than 128 UTF-8
+ * characters together (OpenMetrics' limit, exemplar.ExemplarMaxLabelSetLength).
+ * They are counted in request->nexemplars_invalid.  Start timestamps (2.0's
+ * Sample.start_timestamp and Histogram.start_timestamp, and the
+ * created_timestamp of senders before Prometheus 3.8) are counted in
+ * request->nstart_timestamps: promread does not store them.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -54,6 +74,225 @@ label_name_cmp(const void *a, const void *b)
 {
 	return strcmp(((const PromWriteLabel *) a)->name,
 				  ((const PromWriteLabel *) b)->name);
+}
+
+/* The UTF-8 characters of valid UTF-8 text: its bytes but continuation bytes. */
+static int
+utf8_chars(const char *s, int len)
+{
+	int			n = 0;
+	int			i;
+
+	for (i = 0; i < len; i++)
+		n += ((unsigned char) s[i] & 0xC0) != 0x80;
+	return n;
+}
+
+/* The longest label set, in characters, that Prometheus keeps with an exemplar. */
+#define EXEMPLAR_MAX_LABEL_SET_LENGTH	128
+
+/*
+ * Check and convert an exemplar of series i: its npairs label pairs laid
+ * out as decode_series takes them.  Text that is not UTF-8 refuses the
+ * request, as a series' labels do (22021); an exemplar that Prometheus
+ * would drop (see the header) returns false.
+ */
+static bool
+decode_exemplar(const ProtobufCBinaryData *pairs, size_t npairs, double value,
+				int64 timestamp, int i, PromWriteExemplar *out)
+{
+	int			length = 0;
+	size_t		j;
+	size_t		k;
+
+	out->timestamp = timestamp;
+	out->value = value;
+	out->nlabels = 0;
+	out->labels = palloc(sizeof(PromWriteLabel) * Max(npairs, 1));
+	for (j = 0; j < npairs; j++)
+	{
+		ProtobufCBinaryData name = pairs[2 * j];
+		ProtobufCBinaryData label_value = pairs[2 * j + 1];
+
+		check_text(wire_bytes(name), name.len, "an exemplar label name", i);
+		check_text(wire_bytes(label_value), label_value.len,
+				   "an exemplar label value", i);
+		length += utf8_chars(wire_bytes(name), name.len) +
+			utf8_chars(wire_bytes(label_value), label_value.len);
+		if (length > EXEMPLAR_MAX_LABEL_SET_LENGTH ||
+			!PromIsValidLabelName(wire_bytes(name), name.len))
+			return false;
+		for (k = 0; k < j; k++)
+			if (pairs[2 * k].len == name.len &&
+				memcmp(wire_bytes(pairs[2 * k]), wire_bytes(name), name.len) == 0)
+				return false;
+		out->labels[out->nlabels].name = pnstrdup(wire_bytes(name), name.len);
+		out->labels[out->nlabels].value = wire_bytes(label_value);
+		out->labels[out->nlabels].value_len = label_value.len;
+		out->nlabels++;
+	}
+	return true;
+}
+
+/* Where a histogram is in the request, for the errors about it. */
+typedef struct HistogramPlace
+{
+	int			series;
+	int			histogram;
+} HistogramPlace;
+
+/* Error context callback: name the histogram being checked. */
+static void
+histogram_error_context(void *arg)
+{
+	HistogramPlace *place = arg;
+
+	errcontext("histogram %d of series %d of the remote write request",
+			   place->histogram, place->series);
+}
+
+/* Raise 22023 for histogram j of series i. */
+static pg_attribute_noreturn() void
+invalid_histogram(int i, int j, const char *message)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("histogram %d of series %d of the remote write request %s",
+					j, i, message)));
+}
+
+/* Copy a message's spans into a value's. */
+static void
+copy_spans(Prometheus__BucketSpan *const *from, size_t n, PromBucketSpan *to)
+{
+	size_t		k;
+
+	for (k = 0; k < n; k++)
+	{
+		to[k].offset = from[k]->offset;
+		to[k].length = from[k]->length;
+	}
+}
+
+/*
+ * Convert and check histogram j of series i into a prom_histogram value,
+ * charged to the budget before it is allocated (see the header).
+ */
+static PromHistogram *
+decode_histogram(const Prometheus__Histogram *msg, int i, int j,
+				 PromDecodeBudget *budget)
+{
+	bool		is_float = msg->count_case == PROMETHEUS__HISTOGRAM__COUNT_COUNT_FLOAT;
+	size_t		npositive = is_float ? msg->n_positive_counts : msg->n_positive_deltas;
+	size_t		nnegative = is_float ? msg->n_negative_counts : msg->n_negative_deltas;
+	PromHistogram *h;
+	HistogramPlace place = {i, j};
+	ErrorContextCallback context;
+	size_t		k;
+
+	if (is_float ?
+		(msg->n_positive_deltas > 0 || msg->n_negative_deltas > 0 ||
+		 msg->zero_count_case == PROMETHEUS__HISTOGRAM__ZERO_COUNT_ZERO_COUNT_INT) :
+		(msg->n_positive_counts > 0 || msg->n_negative_counts > 0 ||
+		 msg->zero_count_case == PROMETHEUS__HISTOGRAM__ZERO_COUNT_ZERO_COUNT_FLOAT))
+		invalid_histogram(i, j, is_float ?
+						  "is a float histogram with integer deltas or zero count" :
+						  "is an integer histogram with float counts or zero count");
+	if (msg->schema != PROM_SCHEMA_CUSTOM &&
+		(msg->schema < PROM_SCHEMA_MIN || msg->schema > PROM_SCHEMA_MAX))
+		invalid_histogram(i, j, psprintf("has schema %d, neither from %d to %d nor %d",
+										 msg->schema, PROM_SCHEMA_MIN,
+										 PROM_SCHEMA_MAX, PROM_SCHEMA_CUSTOM));
+	if ((int) msg->reset_hint < PROM_RESET_UNKNOWN || (int) msg->reset_hint > PROM_RESET_GAUGE)
+		invalid_histogram(i, j, psprintf("has counter reset hint %d, not one of 0 to 3",
+										 (int) msg->reset_hint));
+	if (msg->n_positive_spans > PG_UINT32_MAX || msg->n_negative_spans > PG_UINT32_MAX ||
+		npositive > PG_UINT32_MAX || nnegative > PG_UINT32_MAX ||
+		msg->n_custom_values > PG_UINT32_MAX)
+		invalid_histogram(i, j, "has too many buckets");
+
+	context.callback = histogram_error_context;
+	context.arg = &place;
+	context.previous = error_context_stack;
+	error_context_stack = &context;
+	PromHistogramCheckSizes(msg->n_positive_spans, msg->n_negative_spans,
+							npositive, nnegative, msg->n_custom_values);
+	PromDecodeBudgetCheck(budget, PromHistogramSize(msg->n_positive_spans,
+													msg->n_negative_spans,
+													npositive, nnegative,
+													msg->n_custom_values));
+	h = PromHistogramAllocate(msg->n_positive_spans, msg->n_negative_spans,
+							  npositive, nnegative, msg->n_custom_values);
+	h->kind = is_float ? PROM_HISTOGRAM_FLOAT : PROM_HISTOGRAM_INTEGER;
+	h->reset_hint = msg->reset_hint;
+	h->schema = msg->schema;
+	h->zero_threshold = msg->zero_threshold;
+	h->sum = msg->sum;
+	if (is_float)
+	{
+		h->count.value = msg->count_float;
+		h->zero_count.value = msg->zero_count_case == PROMETHEUS__HISTOGRAM__ZERO_COUNT__NOT_SET ?
+			0 : msg->zero_count_float;
+		for (k = 0; k < npositive; k++)
+			PromHistogramPositiveBuckets(h)[k].count = msg->positive_counts[k];
+		for (k = 0; k < nnegative; k++)
+			PromHistogramNegativeBuckets(h)[k].count = msg->negative_counts[k];
+	}
+	else
+	{
+		h->count.integer = msg->count_case == PROMETHEUS__HISTOGRAM__COUNT__NOT_SET ?
+			0 : msg->count_int;
+		h->zero_count.integer = msg->zero_count_case == PROMETHEUS__HISTOGRAM__ZERO_COUNT__NOT_SET ?
+			0 : msg->zero_count_int;
+		for (k = 0; k < npositive; k++)
+			PromHistogramPositiveBuckets(h)[k].delta = msg->positive_deltas[k];
+		for (k = 0; k < nnegative; k++)
+			PromHistogramNegativeBuckets(h)[k].delta = msg->negative_deltas[k];
+	}
+	copy_spans(msg->positive_spans, msg->n_positive_spans, PromHistogramPositiveSpans(h));
+	copy_spans(msg->negative_spans, msg->n_negative_spans, PromHistogramNegativeSpans(h));
+	if (msg->n_custom_values > 0)
+		memcpy(PromHistogramCustomValues(h), msg->custom_values,
+			   sizeof(double) * msg->n_custom_values);
+
+	PromHistogramCheck(h);
+	error_context_stack = context.previous;
+	return h;
+}
+
+/*
+ * Convert the histograms of series i, whose messages are msgs[0, n), and
+ * count their start timestamps.
+ */
+static void
+decode_histograms(Prometheus__Histogram *const *msgs, size_t n, int i,
+				  PromWriteSeries *series, PromWriteRequest *request,
+				  PromDecodeBudget *budget)
+{
+	size_t		j;
+
+	PromDecodeBudgetCheck(budget, sizeof(PromWriteHistogram) * n);
+	series->nhistograms = n;
+	series->histograms = palloc_extended(sizeof(PromWriteHistogram) * Max(n, 1),
+										 MCXT_ALLOC_HUGE);
+	for (j = 0; j < n; j++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		series->histograms[j].timestamp = msgs[j]->timestamp;
+		series->histograms[j].value = decode_histogram(msgs[j], i, j, budget);
+		request->nstart_timestamps += msgs[j]->start_timestamp != 0;
+	}
+}
+
+/* Count the start timestamps of a series' samples (2.0 only sets them). */
+static void
+count_start_timestamps(Prometheus__Sample *const *samples, size_t n,
+					   PromWriteRequest *request)
+{
+	size_t		j;
+
+	for (j = 0; j < n; j++)
+		request->nstart_timestamps += samples[j]->start_timestamp != 0;
 }
 
 /*
@@ -117,9 +356,11 @@ decode_series(const ProtobufCBinaryData *pairs, size_t npairs, int i,
  */
 static void
 decode_series_v1(const Prometheus__TimeSeries *msg, int i, PromWriteSeries *series,
-				 ProtobufCBinaryData *pairs)
+				 ProtobufCBinaryData *pairs, PromWriteRequest *request,
+				 PromDecodeBudget *budget)
 {
 	size_t		j;
+	size_t		k;
 
 	for (j = 0; j < msg->n_labels; j++)
 	{
@@ -129,6 +370,29 @@ decode_series_v1(const Prometheus__TimeSeries *msg, int i, PromWriteSeries *seri
 	decode_series(pairs, msg->n_labels, i, series);
 	series->nsamples = msg->n_samples;
 	series->samples = msg->samples;
+	count_start_timestamps(msg->samples, msg->n_samples, request);
+	decode_histograms(msg->histograms, msg->n_histograms, i, series, request, budget);
+
+	PromDecodeBudgetCheck(budget, sizeof(PromWriteExemplar) * msg->n_exemplars);
+	series->nexemplars = 0;
+	series->exemplars = palloc_extended(sizeof(PromWriteExemplar) * Max(msg->n_exemplars, 1),
+										MCXT_ALLOC_HUGE);
+	for (j = 0; j < msg->n_exemplars; j++)
+	{
+		const Prometheus__Exemplar *e = msg->exemplars[j];
+
+		for (k = 0; k < e->n_labels; k++)
+		{
+			pairs[2 * k] = e->labels[k]->name;
+			pairs[2 * k + 1] = e->labels[k]->value;
+		}
+		if (decode_exemplar(pairs, e->n_labels, e->value, e->timestamp, i,
+							&series->exemplars[series->nexemplars]))
+			series->nexemplars++;
+		else
+			request->nexemplars_invalid++;
+		PromDecodeBudgetCheck(budget, 0);
+	}
 }
 
 /* The name of a metadata type, as Prometheus's text formats write it. */
@@ -182,7 +446,14 @@ PromDecodeWriteRequest(const char *body, Size len)
 						  budget);
 
 	for (i = 0; i < msg->n_timeseries; i++)
-		maxlabels = Max(maxlabels, msg->timeseries[i]->n_labels);
+	{
+		const Prometheus__TimeSeries *ts = msg->timeseries[i];
+		size_t		j;
+
+		maxlabels = Max(maxlabels, ts->n_labels);
+		for (j = 0; j < ts->n_exemplars; j++)
+			maxlabels = Max(maxlabels, ts->exemplars[j]->n_labels);
+	}
 	PromDecodeBudgetCheck(budget, sizeof(PromWriteSeries) * msg->n_timeseries +
 						  sizeof(ProtobufCBinaryData) * 2 * maxlabels);
 	request->nseries = msg->n_timeseries;
@@ -195,9 +466,7 @@ PromDecodeWriteRequest(const char *body, Size len)
 		const Prometheus__TimeSeries *ts = msg->timeseries[i];
 
 		CHECK_FOR_INTERRUPTS();
-		decode_series_v1(ts, i, &request->series[i], pairs);
-		request->nexemplars += ts->n_exemplars;
-		request->nhistograms += ts->n_histograms;
+		decode_series_v1(ts, i, &request->series[i], pairs, request, budget);
 		PromDecodeBudgetCheck(budget, 0);
 	}
 	pfree(pairs);
@@ -233,12 +502,12 @@ PromDecodeWriteRequest(const char *body, Size len)
  * strings are in a symbols table, the first of which must be "", and
  * labels, help texts and units are references into it.  Each series is
  * resolved to the labels a 1.0 series carries and checked by the same
- * decode_series; its samples are decoded as 1.0's Sample (2.0's adds only
- * start_timestamp, field 3, which promread drops), so that grouping,
+ * decode_series; its samples and histograms are 1.0's messages, which
+ * remote.proto declares with 2.0's start timestamps, so that grouping,
  * creation, refusals and writing are shared with 1.0.  Besides 1.0's
  * checks, a request is refused with 22023 for a symbol reference out of
- * range, an odd labels_refs list, a first symbol that is not "", and a
- * series with both samples and histograms.
+ * range, an odd labels_refs list (of a series or an exemplar), a first
+ * symbol that is not "", and a series with both samples and histograms.
  */
 
 /* Raise 22023 for an invalid 2.0 request. */
@@ -297,7 +566,14 @@ PromDecodeWriteRequestV2(const char *body, Size len)
 	if (msg->n_symbols > 0 && msg->symbols[0].len != 0)
 		invalid_request("has a first symbol that is not \"\"");
 	for (i = 0; i < msg->n_timeseries; i++)
-		maxrefs = Max(maxrefs, msg->timeseries[i]->n_labels_refs);
+	{
+		const Io__Prometheus__Write__V2__TimeSeries *ts = msg->timeseries[i];
+		size_t		j;
+
+		maxrefs = Max(maxrefs, ts->n_labels_refs);
+		for (j = 0; j < ts->n_exemplars; j++)
+			maxrefs = Max(maxrefs, ts->exemplars[j]->n_labels_refs);
+	}
 
 	PromDecodeBudgetCheck(budget, sizeof(PromWriteSeries) * msg->n_timeseries +
 						  sizeof(PromWriteMetadata) * msg->n_timeseries +
@@ -326,18 +602,29 @@ PromDecodeWriteRequestV2(const char *body, Size len)
 						   "A series of remote write 2.0 holds either samples or histograms.");
 		series->nsamples = ts->n_samples;
 		series->samples = ts->samples;
-		request->nexemplars += ts->n_exemplars;
-		request->nhistograms += ts->n_histograms;
+		count_start_timestamps(ts->samples, ts->n_samples, request);
+		request->nstart_timestamps += ts->created_timestamp != 0;
+		decode_histograms(ts->histograms, ts->n_histograms, i, series, request, budget);
 
-		/* exemplar label references are checked though exemplars are dropped */
+		PromDecodeBudgetCheck(budget, sizeof(PromWriteExemplar) * ts->n_exemplars);
+		series->nexemplars = 0;
+		series->exemplars = palloc_extended(sizeof(PromWriteExemplar) * Max(ts->n_exemplars, 1),
+											MCXT_ALLOC_HUGE);
 		for (j = 0; j < ts->n_exemplars; j++)
 		{
+			const Io__Prometheus__Write__V2__Exemplar *e = ts->exemplars[j];
 			size_t		k;
 
-			if (ts->exemplars[j]->n_labels_refs % 2 != 0)
+			if (e->n_labels_refs % 2 != 0)
 				invalid_series(i, "has an exemplar with an odd number of label references", NULL);
-			for (k = 0; k < ts->exemplars[j]->n_labels_refs; k++)
-				(void) symbol(msg, ts->exemplars[j]->labels_refs[k], i);
+			for (k = 0; k < e->n_labels_refs; k++)
+				pairs[k] = symbol(msg, e->labels_refs[k], i);
+			if (decode_exemplar(pairs, e->n_labels_refs / 2, e->value, e->timestamp, i,
+								&series->exemplars[series->nexemplars]))
+				series->nexemplars++;
+			else
+				request->nexemplars_invalid++;
+			PromDecodeBudgetCheck(budget, 0);
 		}
 
 		/* metadata only when the series carries some */

@@ -19,7 +19,10 @@
  * Built twice: fuzz_write decodes remote write 1.0 (WriteRequest),
  * fuzz_write_v2 (-DFUZZ_WRITE_V2) remote write 2.0 (Request, through
  * PromDecodeWriteRequestV2: symbols, label references, per-series
- * metadata), whose decoded request promises the same.
+ * metadata), whose decoded request promises the same.  Both decode native
+ * histograms (histogram.c's PromHistogramAllocate and PromHistogramCheck)
+ * and exemplars: every histogram kept is a well-formed value, every
+ * exemplar's labels valid, distinct and within 128 characters.
  */
 #include "postgres.h"
 
@@ -61,6 +64,43 @@ decode(const uint8_t *data, size_t size)
 				shim_fail("series %d label %d has an invalid name", i, j);
 			if (j > 0 && strcmp(series->labels[j - 1].name, label->name) >= 0)
 				shim_fail("series %d labels not sorted and distinct", i);
+		}
+		for (int j = 0; j < series->nhistograms; j++)
+		{
+			const PromHistogram *h = series->histograms[j].value;
+
+			if (h == NULL ||
+				VARSIZE(h) != PromHistogramSize(h->npositive_spans, h->nnegative_spans,
+												h->npositive_buckets, h->nnegative_buckets,
+												h->ncustom_values) ||
+				h->kind > PROM_HISTOGRAM_FLOAT || h->reset_hint > PROM_RESET_GAUGE ||
+				(h->schema != PROM_SCHEMA_CUSTOM &&
+				 (h->schema < PROM_SCHEMA_MIN || h->schema > PROM_SCHEMA_MAX)))
+				shim_fail("series %d histogram %d is not a valid value", i, j);
+		}
+		for (int j = 0; j < series->nexemplars; j++)
+		{
+			const PromWriteExemplar *e = &series->exemplars[j];
+			int			chars = 0;
+
+			for (int k = 0; k < e->nlabels; k++)
+			{
+				const PromWriteLabel *label = &e->labels[k];
+
+				if (!PromIsValidLabelName(label->name, strlen(label->name)) ||
+					!PromIsValidUtf8(label->value, label->value_len) ||
+					memchr(label->value, '\0', label->value_len) != NULL)
+					shim_fail("series %d exemplar %d label %d is invalid", i, j, k);
+				for (int c = 0; label->name[c]; c++)
+					chars += ((unsigned char) label->name[c] & 0xC0) != 0x80;
+				for (int c = 0; c < label->value_len; c++)
+					chars += ((unsigned char) label->value[c] & 0xC0) != 0x80;
+				for (int m = 0; m < k; m++)
+					if (strcmp(e->labels[m].name, label->name) == 0)
+						shim_fail("series %d exemplar %d names a label twice", i, j);
+			}
+			if (chars > 128)
+				shim_fail("series %d exemplar %d has labels past 128 characters", i, j);
 		}
 	}
 	for (int i = 0; i < request->nmetadata; i++)

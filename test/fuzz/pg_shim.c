@@ -1039,6 +1039,8 @@ shim_begin_input(void)
 	shim_stack_base = &here;
 	shim_have_error = false;
 	shim_in_error = false;
+	/* an ERROR of the last input left its callbacks, as a backend's does */
+	error_context_stack = NULL;
 	memset(&shim_last, 0, sizeof(shim_last));
 	shim_input_context = shim_context_create(TopMemoryContext, "fuzz input");
 	CurrentMemoryContext = shim_input_context;
