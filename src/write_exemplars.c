@@ -40,6 +40,7 @@
 #include "postgres.h"
 
 #include "access/relation.h"
+#include "access/xact.h"
 #include "catalog/dependency.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"

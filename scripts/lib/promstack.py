@@ -246,21 +246,33 @@ class Stack:
         (a Prometheus flushes its remote-write queue through the servers
         started before it)."""
         for name, proc, _ in reversed(self.procs):
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.log("%s did not stop; killing it" % name)
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # whatever is left in its group
-            except (ProcessLookupError, PermissionError):
-                pass
-            proc.wait()
+            self._end(name, proc)
         self.procs = []
+
+    def stop_one(self, name):
+        """End the server called name, leaving the others running."""
+        for entry in self.procs:
+            if entry[0] == name:
+                self._end(name, entry[1])
+                self.procs.remove(entry)
+                return
+
+    def _end(self, name, proc):
+        """SIGTERM to a server's process group, SIGKILL after 15 s."""
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.log("%s did not stop; killing it" % name)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever is left in its group
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
 
     def cleanup(self):
         self.stop()

@@ -126,6 +126,8 @@ extern Size PromSeriesLabelsSize(const PromSeriesSet *set,
 								 const PromSeries *series);
 extern char *PromPutSeriesLabels(char *p, const PromSeriesSet *set,
 								 const PromSeries *series);
+extern char *PromSeriesLabelsText(const PromSeriesSet *set,
+								  const PromSeries *series);
 
 /* in group.c */
 extern void PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,

@@ -40,6 +40,7 @@
  */
 #include "postgres.h"
 
+#include "mb/pg_wchar.h"
 #include "series_set.h"
 #include "row_keys.h"
 #include "utils/lsyscache.h"
@@ -699,4 +700,49 @@ PromPutSeriesLabels(char *p, const PromSeriesSet *set, const PromSeries *series)
 							   value->text, value->text_len);
 	}
 	return p;
+}
+
+/*
+ * The labels of a series as Prometheus prints them, {name="value", ...},
+ * cut after about 200 bytes: for an error message.
+ */
+char *
+PromSeriesLabelsText(const PromSeriesSet *set, const PromSeries *series)
+{
+	PromLabelRef *labels = palloc(sizeof(PromLabelRef) *
+								  PromSeriesLabelCount(set, series));
+	int			n = PromSeriesLabels(set, series, labels);
+	StringInfoData text;
+	int			i;
+
+	initStringInfo(&text);
+	appendStringInfoChar(&text, '{');
+	for (i = 0; i < n; i++)
+	{
+		int			len;
+		int			k;
+
+		if (text.len > 200)
+		{
+			appendStringInfoString(&text, ", ...");
+			break;
+		}
+		if (i > 0)
+			appendStringInfoString(&text, ", ");
+		appendBinaryStringInfo(&text, labels[i].name, labels[i].name_len);
+		appendStringInfoString(&text, "=\"");
+		/* values are UTF-8, as the database: cut between characters */
+		len = pg_mbcliplen(labels[i].value, labels[i].value_len, 200);
+		for (k = 0; k < len; k++)
+		{
+			char		c = labels[i].value[k];
+
+			if (c == '"' || c == '\\')
+				appendStringInfoChar(&text, '\\');
+			appendStringInfoChar(&text, c);
+		}
+		appendStringInfoString(&text, len < labels[i].value_len ? "...\"" : "\"");
+	}
+	appendStringInfoChar(&text, '}');
+	return text.data;
 }

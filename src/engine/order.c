@@ -379,21 +379,10 @@ number_rows(PromSeriesSet *set, NameValues *names, int nnames, uint32 *rows)
 static pg_noinline void
 mixed_series(const PromSeriesSet *set, const PromSeries *series)
 {
-	PromLabelRef *labels = palloc(sizeof(PromLabelRef) *
-								  PromSeriesLabelCount(set, series));
-	int			n = PromSeriesLabels(set, series, labels);
-	StringInfoData text;
-	int			i;
-
-	initStringInfo(&text);
-	for (i = 0; i < n && text.len < 200; i++)
-		appendStringInfo(&text, "%s%.*s=\"%.*s\"", i > 0 ? ", " : "",
-						 labels[i].name_len, labels[i].name,
-						 Min(labels[i].value_len, 100), labels[i].value);
 	ereport(ERROR,
 			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("series {%s} has both float samples and histograms",
-					text.data),
+			 errmsg("series %s has both float samples and histograms",
+					PromSeriesLabelsText(set, series)),
 			 errdetail("Its rows come from a source whose value column is a prom_histogram and from one whose value column is a number."),
 			 errhint("Register the histograms under another metric name, or select one of the sources.")));
 }

@@ -58,9 +58,12 @@ PromHistogramAllocate(uint32 npositive_spans, uint32 nnegative_spans,
 	return h;
 }
 
-/* Refuse a histogram: the message says what is wrong with it. */
-static pg_attribute_noreturn() pg_attribute_printf(1, 2) void
-invalid_histogram(const char *fmt,...)
+/*
+ * Refuse a histogram or its text: "<what>: <the formatted reason>", with the
+ * given SQLSTATE (histogram.h's PromHistogramRefuse* macros name both).
+ */
+void
+PromHistogramRefuse(int sqlerrcode, const char *what, const char *fmt,...)
 {
 	char		buf[256];
 	va_list		args;
@@ -69,8 +72,8 @@ invalid_histogram(const char *fmt,...)
 	vsnprintf(buf, sizeof(buf), fmt, args);
 	va_end(args);
 	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid native histogram: %s", buf)));
+			(errcode(sqlerrcode),
+			 errmsg("%s: %s", what, buf)));
 }
 
 /*
@@ -115,19 +118,19 @@ check_exponential_spans(const PromBucketSpan *spans, uint32 nspans,
 	for (uint32 i = 0; i < nspans; i++)
 	{
 		if (i > 0 && spans[i].offset < 0)
-			invalid_histogram("%s span %u has negative offset %d",
+			PromHistogramInvalid("%s span %u has negative offset %d",
 							  side, i + 1, spans[i].offset);
 		if (i == 0 && spans[i].offset == PG_INT32_MIN)
-			invalid_histogram("%s span 1 starts at bucket index %d, out of range",
+			PromHistogramInvalid("%s span 1 starts at bucket index %d, out of range",
 							  side, spans[i].offset);
 		length += spans[i].length;
 		end += (int64) spans[i].offset + spans[i].length;
 		if (end - 1 > PG_INT32_MAX)
-			invalid_histogram("%s span %u ends at bucket index " INT64_FORMAT ", out of range",
+			PromHistogramInvalid("%s span %u ends at bucket index " INT64_FORMAT ", out of range",
 							  side, i + 1, end - 1);
 	}
 	if (length != nbuckets)
-		invalid_histogram("%s spans need " UINT64_FORMAT " buckets, have %u",
+		PromHistogramInvalid("%s spans need " UINT64_FORMAT " buckets, have %u",
 						  side, length, nbuckets);
 }
 
@@ -148,27 +151,27 @@ check_custom_buckets(const PromHistogram *h)
 	for (uint32 i = 0; i < h->ncustom_values; i++)
 	{
 		if (isnan(bounds[i]))
-			invalid_histogram("custom bucket bound %u is NaN", i + 1);
+			PromHistogramInvalid("custom bucket bound %u is NaN", i + 1);
 		if (i > 0 && bounds[i] <= bounds[i - 1])
-			invalid_histogram("custom bucket bound %u is not greater than the one before it",
+			PromHistogramInvalid("custom bucket bound %u is not greater than the one before it",
 							  i + 1);
 	}
 	if (h->ncustom_values > 0 && isinf(bounds[h->ncustom_values - 1]) &&
 		bounds[h->ncustom_values - 1] > 0)
-		invalid_histogram("the last custom bucket bound must not be +Inf, which is implied");
+		PromHistogramInvalid("the last custom bucket bound must not be +Inf, which is implied");
 	for (uint32 i = 0; i < h->npositive_spans; i++)
 	{
 		if (spans[i].offset < 0)
-			invalid_histogram("custom bucket span %u has negative offset %d",
+			PromHistogramInvalid("custom bucket span %u has negative offset %d",
 							  i + 1, spans[i].offset);
 		length += spans[i].length;
 		reach += (uint64) spans[i].offset + spans[i].length;
 	}
 	if (length != h->npositive_buckets)
-		invalid_histogram("spans need " UINT64_FORMAT " buckets, have %u",
+		PromHistogramInvalid("spans need " UINT64_FORMAT " buckets, have %u",
 						  length, h->npositive_buckets);
 	if ((uint64) h->ncustom_values + 1 < reach)
-		invalid_histogram("%u custom bucket bounds cannot cover spans of total length " UINT64_FORMAT,
+		PromHistogramInvalid("%u custom bucket bounds cannot cover spans of total length " UINT64_FORMAT,
 						  h->ncustom_values, reach);
 }
 
@@ -186,12 +189,12 @@ check_integer_buckets(const PromHistogramBucket *buckets, uint32 n,
 	for (uint32 i = 0; i < n; i++)
 	{
 		if (pg_add_s64_overflow(count, buckets[i].delta, &count))
-			invalid_histogram("%s bucket %u's count is out of range", side, i + 1);
+			PromHistogramInvalid("%s bucket %u's count is out of range", side, i + 1);
 		if (count < 0)
-			invalid_histogram("%s bucket %u has negative count " INT64_FORMAT,
+			PromHistogramInvalid("%s bucket %u has negative count " INT64_FORMAT,
 							  side, i + 1, count);
 		if (pg_add_u64_overflow(*total, (uint64) count, total))
-			invalid_histogram("the bucket counts add up to more than 2^64");
+			PromHistogramInvalid("the bucket counts add up to more than 2^64");
 	}
 }
 
@@ -202,7 +205,7 @@ check_float_buckets(const PromHistogramBucket *buckets, uint32 n,
 {
 	for (uint32 i = 0; i < n; i++)
 		if (buckets[i].count < 0)
-			invalid_histogram("%s bucket %u has negative count %g",
+			PromHistogramInvalid("%s bucket %u has negative count %g",
 							  side, i + 1, buckets[i].count);
 }
 
@@ -217,30 +220,30 @@ PromHistogramCheck(const PromHistogram *h)
 	uint64		total = 0;
 
 	if (h->kind != PROM_HISTOGRAM_INTEGER && h->kind != PROM_HISTOGRAM_FLOAT)
-		invalid_histogram("kind %u is neither integer (0) nor float (1)", h->kind);
+		PromHistogramInvalid("kind %u is neither integer (0) nor float (1)", h->kind);
 	if (h->reset_hint > PROM_RESET_GAUGE)
-		invalid_histogram("counter reset hint %u is not one of 0 to 3", h->reset_hint);
+		PromHistogramInvalid("counter reset hint %u is not one of 0 to 3", h->reset_hint);
 	if (h->padding != 0)
-		invalid_histogram("padding is not zero");
+		PromHistogramInvalid("padding is not zero");
 	PromHistogramCheckSizes(h->npositive_spans, h->nnegative_spans,
 							h->npositive_buckets, h->nnegative_buckets,
 							h->ncustom_values);
 	if (VARSIZE(h) != PromHistogramSize(h->npositive_spans, h->nnegative_spans,
 										h->npositive_buckets, h->nnegative_buckets,
 										h->ncustom_values))
-		invalid_histogram("its size does not match its counts");
+		PromHistogramInvalid("its size does not match its counts");
 
 	if (h->schema == PROM_SCHEMA_CUSTOM)
 	{
 		check_custom_buckets(h);
 		if (is_float ? h->zero_count.value != 0 : h->zero_count.integer != 0)
-			invalid_histogram("a histogram with custom buckets must have zero count 0");
+			PromHistogramInvalid("a histogram with custom buckets must have zero count 0");
 		if (h->zero_threshold != 0)
-			invalid_histogram("a histogram with custom buckets must have zero threshold 0");
+			PromHistogramInvalid("a histogram with custom buckets must have zero threshold 0");
 		if (h->nnegative_spans > 0)
-			invalid_histogram("a histogram with custom buckets cannot have negative spans");
+			PromHistogramInvalid("a histogram with custom buckets cannot have negative spans");
 		if (h->nnegative_buckets > 0)
-			invalid_histogram("a histogram with custom buckets cannot have negative buckets");
+			PromHistogramInvalid("a histogram with custom buckets cannot have negative buckets");
 	}
 	else if (h->schema >= PROM_SCHEMA_MIN && h->schema <= PROM_SCHEMA_MAX)
 	{
@@ -249,20 +252,20 @@ PromHistogramCheck(const PromHistogram *h)
 		check_exponential_spans(PromHistogramNegativeSpans(h), h->nnegative_spans,
 								h->nnegative_buckets, "negative");
 		if (is_float && h->zero_count.value < 0)
-			invalid_histogram("zero bucket has negative count %g", h->zero_count.value);
+			PromHistogramInvalid("zero bucket has negative count %g", h->zero_count.value);
 		if (h->ncustom_values > 0)
-			invalid_histogram("a histogram with exponential schema %d cannot have custom bucket bounds",
+			PromHistogramInvalid("a histogram with exponential schema %d cannot have custom bucket bounds",
 							  h->schema);
 	}
 	else
-		invalid_histogram("schema %d is neither from %d to %d nor %d",
+		PromHistogramInvalid("schema %d is neither from %d to %d nor %d",
 						  h->schema, PROM_SCHEMA_MIN, PROM_SCHEMA_MAX,
 						  PROM_SCHEMA_CUSTOM);
 
 	if (is_float)
 	{
 		if (h->count.value < 0)
-			invalid_histogram("count %g is negative", h->count.value);
+			PromHistogramInvalid("count %g is negative", h->count.value);
 		check_float_buckets(PromHistogramNegativeBuckets(h), h->nnegative_buckets,
 							"negative");
 		check_float_buckets(PromHistogramPositiveBuckets(h), h->npositive_buckets,
@@ -276,9 +279,9 @@ PromHistogramCheck(const PromHistogram *h)
 	check_integer_buckets(PromHistogramPositiveBuckets(h), h->npositive_buckets,
 						  "positive", &total);
 	if (pg_add_u64_overflow(total, h->zero_count.integer, &total))
-		invalid_histogram("the bucket counts add up to more than 2^64");
+		PromHistogramInvalid("the bucket counts add up to more than 2^64");
 	if (isnan(h->sum) ? total > h->count.integer : total != h->count.integer)
-		invalid_histogram(UINT64_FORMAT " observations found in buckets, but count is " UINT64_FORMAT,
+		PromHistogramInvalid(UINT64_FORMAT " observations found in buckets, but count is " UINT64_FORMAT,
 						  total, h->count.integer);
 }
 

@@ -164,6 +164,17 @@ extern void PromHistogramCheckSizes(uint32 npositive_spans,
 									uint32 nnegative_buckets,
 									uint32 ncustom_values);
 extern void PromHistogramCheck(const PromHistogram *h);
+extern pg_attribute_noreturn() void PromHistogramRefuse(int sqlerrcode, const char *what,
+														const char *fmt,...) pg_attribute_printf(3, 4);
+
+/* A value that breaks one of Prometheus's rules (22023). */
+#define PromHistogramInvalid(...) \
+	PromHistogramRefuse(ERRCODE_INVALID_PARAMETER_VALUE, "invalid native histogram", __VA_ARGS__)
+
+/* Text that is not a histogram's text form (22P02). */
+#define PromHistogramInvalidText(...) \
+	PromHistogramRefuse(ERRCODE_INVALID_TEXT_REPRESENTATION, \
+						"invalid input syntax for type prom_histogram", __VA_ARGS__)
 extern bool PromHistogramSameLayout(const PromHistogram *a,
 									const PromHistogram *b);
 extern Oid	PromHistogramTypeOid(void);

@@ -115,21 +115,6 @@ typedef struct TextParse
 	int			span_elements;	/* elements of the span being read */
 } TextParse;
 
-/* Refuse the text: it is not a histogram's text form. */
-static pg_attribute_noreturn() pg_attribute_printf(1, 2) void
-invalid_text(const char *fmt,...)
-{
-	char		buf[256];
-	va_list		args;
-
-	va_start(args, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, args);
-	va_end(args);
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-			 errmsg("invalid input syntax for type prom_histogram: %s", buf)));
-}
-
 /* JSON callback: an object starts; only the outermost value may be one. */
 static PROM_JSON_CALLBACK
 on_object_start(void *arg)
@@ -137,7 +122,7 @@ on_object_start(void *arg)
 	TextParse *state = arg;
 
 	if (state->depth > 0)
-		invalid_text("\"%s\" cannot hold an object", key_names[state->key]);
+		PromHistogramInvalidText("\"%s\" cannot hold an object", key_names[state->key]);
 	state->depth = 1;
 	PROM_JSON_DONE;
 }
@@ -153,9 +138,9 @@ on_field_start(void *arg, char *name, bool isnull)
 		if (strcmp(name, key_names[key]) == 0)
 			break;
 	if (key == NUM_KEYS)
-		invalid_text("unrecognized key \"%s\"", name);
+		PromHistogramInvalidText("unrecognized key \"%s\"", name);
 	if (state->seen[key])
-		invalid_text("key \"%s\" appears twice", name);
+		PromHistogramInvalidText("key \"%s\" appears twice", name);
 	state->seen[key] = true;
 	state->key = key;
 	PROM_JSON_DONE;
@@ -168,13 +153,13 @@ on_array_start(void *arg)
 	TextParse *state = arg;
 
 	if (state->depth == 0)
-		invalid_text("a prom_histogram is a JSON object");
+		PromHistogramInvalidText("a prom_histogram is a JSON object");
 	if (state->depth == 1 && !key_is_array(state->key))
-		invalid_text("\"%s\" cannot be an array", key_names[state->key]);
+		PromHistogramInvalidText("\"%s\" cannot be an array", key_names[state->key]);
 	if (state->depth == 2 && !key_is_spans(state->key))
-		invalid_text("the elements of \"%s\" are numbers", key_names[state->key]);
+		PromHistogramInvalidText("the elements of \"%s\" are numbers", key_names[state->key]);
 	if (state->depth == 3)
-		invalid_text("a span of \"%s\" is [offset, length]", key_names[state->key]);
+		PromHistogramInvalidText("a span of \"%s\" is [offset, length]", key_names[state->key]);
 	state->depth++;
 	state->span_elements = 0;
 	PROM_JSON_DONE;
@@ -187,7 +172,7 @@ on_array_end(void *arg)
 	TextParse *state = arg;
 
 	if (state->depth == 3 && state->span_elements != 2)
-		invalid_text("a span of \"%s\" is [offset, length]", key_names[state->key]);
+		PromHistogramInvalidText("a span of \"%s\" is [offset, length]", key_names[state->key]);
 	state->depth--;
 	PROM_JSON_DONE;
 }
@@ -223,19 +208,19 @@ on_scalar(void *arg, char *token, JsonTokenType type)
 	TextParse *state = arg;
 
 	if (state->depth == 0)
-		invalid_text("a prom_histogram is a JSON object");
+		PromHistogramInvalidText("a prom_histogram is a JSON object");
 	if (state->depth == 1)
 	{
 		if (key_is_array(state->key))
-			invalid_text("\"%s\" must be an array", key_names[state->key]);
+			PromHistogramInvalidText("\"%s\" must be an array", key_names[state->key]);
 		state->scalar[state->key].text = token;
 		state->scalar[state->key].type = type;
 		PROM_JSON_DONE;
 	}
 	if (state->depth == 2 && key_is_spans(state->key))
-		invalid_text("a span of \"%s\" is [offset, length]", key_names[state->key]);
+		PromHistogramInvalidText("a span of \"%s\" is [offset, length]", key_names[state->key]);
 	if (state->depth == 3 && ++state->span_elements > 2)
-		invalid_text("a span of \"%s\" is [offset, length]", key_names[state->key]);
+		PromHistogramInvalidText("a span of \"%s\" is [offset, length]", key_names[state->key]);
 	add_item(state, token, type);
 	PROM_JSON_DONE;
 }
@@ -248,13 +233,13 @@ scalar_int64(const JsonScalar *s, int64 min, int64 max, const char *what)
 	int64		value;
 
 	if (s->type != JSON_TOKEN_NUMBER)
-		invalid_text("%s must be an integer", what);
+		PromHistogramInvalidText("%s must be an integer", what);
 	errno = 0;
 	value = strtoi64(s->text, &end, 10);
 	if (*end != '\0')
-		invalid_text("%s must be an integer, not %s", what, s->text);
+		PromHistogramInvalidText("%s must be an integer, not %s", what, s->text);
 	if (errno == ERANGE || value < min || value > max)
-		invalid_text("%s %s is out of range", what, s->text);
+		PromHistogramInvalidText("%s %s is out of range", what, s->text);
 	return value;
 }
 
@@ -266,13 +251,13 @@ scalar_uint64(const JsonScalar *s, const char *what)
 	uint64		value;
 
 	if (s->type != JSON_TOKEN_NUMBER || s->text[0] == '-')
-		invalid_text("%s must be an integer that is not negative", what);
+		PromHistogramInvalidText("%s must be an integer that is not negative", what);
 	errno = 0;
 	value = strtou64(s->text, &end, 10);
 	if (*end != '\0')
-		invalid_text("%s must be an integer, not %s", what, s->text);
+		PromHistogramInvalidText("%s must be an integer, not %s", what, s->text);
 	if (errno == ERANGE)
-		invalid_text("%s %s is out of range", what, s->text);
+		PromHistogramInvalidText("%s %s is out of range", what, s->text);
 	return value;
 }
 
@@ -290,7 +275,7 @@ scalar_double(const JsonScalar *s, const char *what)
 		/* as float8in: refuse overflow and underflow to zero, not denormals */
 		if (*end != '\0' ||
 			(errno == ERANGE && (value == 0 || isinf(value))))
-			invalid_text("%s %s is out of range for a double", what, s->text);
+			PromHistogramInvalidText("%s %s is out of range for a double", what, s->text);
 		return value;
 	}
 	if (s->type == JSON_TOKEN_STRING)
@@ -307,14 +292,14 @@ scalar_double(const JsonScalar *s, const char *what)
 				 strspn(s->text + 6, "0123456789abcdefABCDEF") == 16)
 			bits = strtou64(s->text + 6, NULL, 16);
 		else
-			invalid_text("%s must be a number, \"NaN\", \"+Inf\", \"-Inf\" or \"NaN:0x\" and 16 hex digits",
+			PromHistogramInvalidText("%s must be a number, \"NaN\", \"+Inf\", \"-Inf\" or \"NaN:0x\" and 16 hex digits",
 						 what);
 		memcpy(&value, &bits, sizeof(value));
 		if (!isnan(value))
-			invalid_text("%s %s is not a NaN", what, s->text);
+			PromHistogramInvalidText("%s %s is not a NaN", what, s->text);
 		return value;
 	}
-	invalid_text("%s must be a number or a string", what);
+	PromHistogramInvalidText("%s must be a number or a string", what);
 }
 
 /* A string among names; what names the key in errors. */
@@ -331,7 +316,7 @@ scalar_choice(const JsonScalar *s, const char *const *names, int nnames,
 	initStringInfo(&choices);
 	for (int i = 0; i < nnames; i++)
 		appendStringInfo(&choices, "%s\"%s\"", i > 0 ? ", " : "", names[i]);
-	invalid_text("\"%s\" must be one of %s", what, choices.data);
+	PromHistogramInvalidText("\"%s\" must be one of %s", what, choices.data);
 }
 
 /* Fill spans from a key's gathered [offset, length] pairs. */
@@ -381,7 +366,7 @@ histogram_from_keys(const TextParse *state)
 	for (wrong = KEY_POSITIVE_DELTAS; wrong <= KEY_NEGATIVE_COUNTS; wrong++)
 		if (state->seen[wrong] && !key_is_spans(wrong) &&
 			wrong != positive && wrong != negative)
-			invalid_text("%s histogram has no \"%s\"; its buckets are \"%s\" and \"%s\"",
+			PromHistogramInvalidText("%s histogram has no \"%s\"; its buckets are \"%s\" and \"%s\"",
 						 is_float ? "a float" : "an integer", key_names[wrong],
 						 key_names[positive], key_names[negative]);
 

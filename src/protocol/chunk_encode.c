@@ -317,51 +317,6 @@ write_frame(PromBuffer *buf, const PromSeriesSet *set, const PromSeries *series,
 	scratch->nchunks = 0;
 }
 
-/*
- * The labels of a series as Prometheus prints them, {name="value", ...},
- * cut after about 200 bytes: for an error message.
- */
-static char *
-series_text(const PromSeriesSet *set, const PromSeries *series)
-{
-	PromLabelRef *labels = palloc(sizeof(PromLabelRef) *
-								  PromSeriesLabelCount(set, series));
-	int			n = PromSeriesLabels(set, series, labels);
-	StringInfoData text;
-	int			i;
-
-	initStringInfo(&text);
-	appendStringInfoChar(&text, '{');
-	for (i = 0; i < n; i++)
-	{
-		int			len;
-		int			k;
-
-		if (text.len > 200)
-		{
-			appendStringInfoString(&text, ", ...");
-			break;
-		}
-		if (i > 0)
-			appendStringInfoString(&text, ", ");
-		appendBinaryStringInfo(&text, labels[i].name, labels[i].name_len);
-		appendStringInfoString(&text, "=\"");
-		/* values are UTF-8, as the database: cut between characters */
-		len = pg_mbcliplen(labels[i].value, labels[i].value_len, 200);
-		for (k = 0; k < len; k++)
-		{
-			char		c = labels[i].value[k];
-
-			if (c == '"' || c == '\\')
-				appendStringInfoChar(&text, '\\');
-			appendStringInfoChar(&text, c);
-		}
-		appendStringInfoString(&text, len < labels[i].value_len ? "...\"" : "\"");
-	}
-	appendStringInfoChar(&text, '}');
-	return text.data;
-}
-
 /* Refuse a series whose frame's message would pass promread.max_frame_bytes. */
 static pg_noinline void
 frame_limit_exceeded(const PromSeriesSet *set, const PromSeries *series,
@@ -371,7 +326,7 @@ frame_limit_exceeded(const PromSeriesSet *set, const PromSeries *series,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("series is too large for one STREAMED_XOR_CHUNKS frame"),
 			 errdetail("The frame of series %s has a message of at least %zu bytes; \"promread.max_frame_bytes\" allows %d, and a series is never cut over several frames.",
-					   series_text(set, series), message_size,
+					   PromSeriesLabelsText(set, series), message_size,
 					   promread_max_frame_bytes),
 			 errhint("Query a shorter time range, or raise chunked_read_limit in Prometheus's remote_read configuration and \"promread.max_frame_bytes\" to the same size.")));
 }
