@@ -140,6 +140,22 @@ class Prometheus:
         return self.api("/api/v1/query_range",
                         {"query": expr, "start": start_s, "end": end_s, "step": step})
 
+    def remote_read_counts(self):
+        """Its remote reads so far by (response_type, code), from its own
+        prometheus_remote_read_client_queries_total (Prometheus 2.55 and
+        later; an earlier one has no such counter: {})."""
+        status, _, body = http("GET", self.url + "/metrics")
+        if status != 200:
+            raise StackError("%s /metrics: HTTP %d" % (self.name, status))
+        counts = {}
+        for line in body.decode().splitlines():
+            m = re.match(r"prometheus_remote_read_client_queries_total\{(.*)\} (\S+)$", line)
+            if m:
+                labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+                key = (labels.get("response_type"), labels.get("code"))
+                counts[key] = counts.get(key, 0) + float(m.group(2))
+        return counts
+
     def tsdb_status(self):
         status, _, body = http("GET", self.url + "/api/v1/status/tsdb")
         return json.loads(body)
