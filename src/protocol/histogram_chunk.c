@@ -611,6 +611,8 @@ PromHistogramChunkerNext(PromHistogramChunker *chunker, int *encoding,
 	{
 		const PromHistogram *h = PromSampleHistogram(&samples[n]);
 
+		if (n + PROM_HISTOGRAMS_AHEAD < left)
+			PromPrefetchHistogram(&samples[n + PROM_HISTOGRAMS_AHEAD]);
 		if (n > 0 && !may_follow(PromSampleHistogram(&samples[n - 1]), h,
 								 reset_bits))
 			break;
