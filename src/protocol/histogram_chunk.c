@@ -357,12 +357,57 @@ buckets_went_down(const PromHistogram *prev, const PromHistogram *h,
 }
 
 /*
+ * Did a bucket of either side go down from prev to h, the two of one layout
+ * (PromHistogramSameLayout) and of one kind?  Then both hold the same
+ * buckets in the same places and none is gone: each count is compared with
+ * the one in its place, an integer histogram's counts summed from its
+ * deltas side by side, each side from zero, as buckets_went_down's walks
+ * do.  A pair whose bucket numbers differ (which a valid layout rules out)
+ * is walked.
+ */
+static bool
+buckets_went_down_in_layout(const PromHistogram *prev, const PromHistogram *h)
+{
+	const PromHistogramBucket *before = PromHistogramPositiveBuckets(prev);
+	const PromHistogramBucket *after = PromHistogramPositiveBuckets(h);
+	uint32		npositive = h->npositive_buckets;
+	uint32		n = npositive + h->nnegative_buckets;
+	uint64		before_count = 0;
+	uint64		after_count = 0;
+	uint32		i;
+
+	if (prev->npositive_buckets != npositive ||
+		prev->nnegative_buckets != h->nnegative_buckets)
+		return buckets_went_down(prev, h, true) ||
+			buckets_went_down(prev, h, false);
+	if (PromHistogramIsFloat(h))
+	{
+		for (i = 0; i < n; i++)
+			if (after[i].count < before[i].count)
+				return true;
+		return false;
+	}
+	for (i = 0; i < n; i++)
+	{
+		if (i == npositive)
+			before_count = after_count = 0;
+		before_count += (uint64) before[i].delta;
+		after_count += (uint64) after[i].delta;
+		if ((int64) after_count < (int64) before_count)
+			return true;
+	}
+	return false;
+}
+
+/*
  * The counter-reset bits of a chunk whose first sample is h, after prev
  * (NULL at a series' start): see 3. in the header comment.  Also what
- * decides, within a chunk, that h is a counter reset (not RESET_NO_BITS).
+ * decides, within a chunk, that h is a counter reset (not RESET_NO_BITS),
+ * where the caller knows the two of one layout (same_layout).
  */
 static uint8
-counter_reset_bits(const PromHistogram *prev, const PromHistogram *h)
+counter_reset_bits(const PromHistogram *prev, const PromHistogram *h,
+				   bool same_layout)
 {
 	bool		is_float = PromHistogramIsFloat(h);
 
@@ -381,7 +426,7 @@ counter_reset_bits(const PromHistogram *prev, const PromHistogram *h)
 	if (h->schema != prev->schema ||
 		h->zero_threshold != prev->zero_threshold)
 		return RESET_UNKNOWN_BITS;
-	if (h->schema == PROM_SCHEMA_CUSTOM &&
+	if (!same_layout && h->schema == PROM_SCHEMA_CUSTOM &&
 		(h->ncustom_values != prev->ncustom_values ||
 		 memcmp(PromHistogramCustomValues(h), PromHistogramCustomValues(prev),
 				sizeof(double) * h->ncustom_values) != 0))
@@ -389,7 +434,8 @@ counter_reset_bits(const PromHistogram *prev, const PromHistogram *h)
 	if (is_float ? h->zero_count.value < prev->zero_count.value :
 		h->zero_count.integer < prev->zero_count.integer)
 		return RESET_YES_BITS;
-	if (buckets_went_down(prev, h, true) || buckets_went_down(prev, h, false))
+	if (same_layout ? buckets_went_down_in_layout(prev, h) :
+		buckets_went_down(prev, h, true) || buckets_went_down(prev, h, false))
 		return RESET_YES_BITS;
 	return RESET_NO_BITS;
 }
@@ -549,7 +595,7 @@ may_follow(const PromHistogram *prev, const PromHistogram *h, uint8 reset_bits)
 		!PromHistogramSameLayout(prev, h))
 		return false;
 	return reset_bits == RESET_GAUGE_BITS ||
-		counter_reset_bits(prev, h) == RESET_NO_BITS;
+		counter_reset_bits(prev, h, true) == RESET_NO_BITS;
 }
 
 /* Start cutting a series' samples, which hold histograms, into chunks. */
@@ -590,7 +636,7 @@ PromHistogramChunkerNext(PromHistogramChunker *chunker, int *encoding,
 		return false;
 	first = PromSampleHistogram(&samples[0]);
 	prev = chunker->next > 0 ? PromSampleHistogram(&samples[-1]) : NULL;
-	reset_bits = counter_reset_bits(prev, first);
+	reset_bits = counter_reset_bits(prev, first, false);
 
 	nvalues = 3 + first->npositive_buckets + first->nnegative_buckets;
 	memset(&st, 0, sizeof(st));
