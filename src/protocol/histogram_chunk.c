@@ -489,14 +489,15 @@ put_xor_value(XorWriter *w, double value, uint64 *bits, uint8 *leading,
 
 /*
  * Write sample n of a chunk.  A float histogram's values go by place:
- * count, zero count, sum, then the positive and negative buckets.
+ * count, zero count, sum, then the positive and negative buckets.  The
+ * negative buckets follow the positive ones in a value, so that both are
+ * one array here.
  */
 static void
 put_sample(XorWriter *w, SampleState *st, int n, int64 t,
 		   const PromHistogram *h)
 {
-	const PromHistogramBucket *pos = PromHistogramPositiveBuckets(h);
-	const PromHistogramBucket *neg = PromHistogramNegativeBuckets(h);
+	const PromHistogramBucket *buckets = PromHistogramPositiveBuckets(h);
 	uint32		nbuckets = is_stale(h) ? 0 :
 		h->npositive_buckets + h->nnegative_buckets;
 	uint32		i;
@@ -521,9 +522,7 @@ put_sample(XorWriter *w, SampleState *st, int n, int64 t,
 		head[2] = h->sum;
 		for (i = 0; i < 3 + nbuckets; i++)
 		{
-			double		value = i < 3 ? head[i] :
-				i - 3 < h->npositive_buckets ? pos[i - 3].count :
-				neg[i - 3 - h->npositive_buckets].count;
+			double		value = i < 3 ? head[i] : buckets[i - 3].count;
 
 			if (n == 0)
 			{
@@ -551,8 +550,7 @@ put_sample(XorWriter *w, SampleState *st, int n, int64 t,
 		put_bits64(w, st->sum, 64);
 		for (i = 0; i < nbuckets; i++)
 		{
-			st->deltas[i] = i < h->npositive_buckets ? pos[i].delta :
-				neg[i - h->npositive_buckets].delta;
+			st->deltas[i] = buckets[i].delta;
 			st->delta_changes[i] = 0;
 			put_varbit_int(w, st->deltas[i]);
 		}
@@ -572,8 +570,7 @@ put_sample(XorWriter *w, SampleState *st, int n, int64 t,
 	put_xor_value(w, h->sum, &st->sum, &st->sum_leading, &st->sum_trailing);
 	for (i = 0; i < nbuckets; i++)
 	{
-		int64		delta = i < h->npositive_buckets ? pos[i].delta :
-			neg[i - h->npositive_buckets].delta;
+		int64		delta = buckets[i].delta;
 		int64		change = (int64) ((uint64) delta - (uint64) st->deltas[i]);
 
 		put_varbit_int(w, (int64) ((uint64) change - (uint64) st->delta_changes[i]));
