@@ -654,6 +654,7 @@ PromHistogramChunkerNext(PromHistogramChunker *chunker, int *encoding,
 	{
 		const PromHistogram *h = PromSampleHistogram(&samples[n]);
 
+		/* histograms lie apart in the set's memory: ask ahead for them */
 		if (n + PROM_HISTOGRAMS_AHEAD < left)
 			PromPrefetchHistogram(&samples[n + PROM_HISTOGRAMS_AHEAD]);
 		if (n > 0 && !may_follow(PromSampleHistogram(&samples[n - 1]), h,

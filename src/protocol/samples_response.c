@@ -233,18 +233,15 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			{
 				PromSample	sample = PromSampleRunSample(&self->run, self->done);
 				const PromHistogram *h = PromSampleHistogram(&sample);
-				Size		message_size;
-				Size		size;
-
-				PromHistogramsAheadStep(&self->ahead);
-				message_size = PromHistogramMessageSize(h, sample.t);
-				size = wire_len_field_size(message_size);
+				Size		message_size = PromHistogramMessageSize(h, sample.t);
+				Size		size = wire_len_field_size(message_size);
 
 				if (size > (Size) (end - p))
 				{
 					*need = size;
 					return p - buf;
 				}
+				PromHistogramsAheadStep(&self->ahead);
 				p = PromPutHistogramField(p, HISTOGRAMS_FIELD, h, sample.t,
 										  message_size);
 				self->done++;
