@@ -107,7 +107,7 @@ extern PromSeries *const *PromSeriesSetSeriesSoFar(PromSeriesSet *set,
 extern PromSeries *const *PromSeriesSetSeries(const PromSeriesSet *set,
 											  int *count);
 extern int64 PromSeriesSetSampleCount(const PromSeriesSet *set);
-extern Size PromSeriesSetResultBytes(const PromSeriesSet *set);
+extern Size PromSeriesSetResultBytes(PromSeriesSet *set);
 
 /* in layout.c */
 extern PromLabelKind PromLabelKindOf(Oid type);

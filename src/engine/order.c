@@ -258,8 +258,9 @@ gather_values(PromSeriesSet *set, NameValues *names, int nnames,
 		int			c;
 
 		prefetch_series_values(set, i);
+		/* histograms are counted for a SAMPLES answer only, when it asks */
 		if (row_layout->histograms)
-			PromSeriesCountHistograms(set, series);
+			set->histograms_uncounted = true;
 		else
 			PromSeriesCountTimes(series);
 		set->result_bytes += series_field_bytes(series);

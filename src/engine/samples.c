@@ -27,8 +27,9 @@
  * 6. A series adds up its message's bytes in a SAMPLES response as its
  *    samples arrive (group.c), but for their times' varints, counted per
  *    block when the set is finished (PromSeriesCountTimes).  A series of
- *    histograms counts its message anew then, histogram by histogram
- *    (PromSeriesCountHistograms): what its rows added counted floats.
+ *    histograms counts its message anew, histogram by histogram, only when
+ *    a SAMPLES answer asks for the set's bytes (PromSeriesCountHistograms):
+ *    what its rows added counted floats, and a chunked answer needs none.
  *
  *-------------------------------------------------------------------------
  */
@@ -314,31 +315,33 @@ PromSeriesCountTimes(PromSeries *series)
 }
 
 /*
- * Count the message size of a series of histograms anew, when its set is
- * finished (order.c): its labels, and each histogram as a Histogram field
- * of its TimeSeries.
+ * Count the message size of a series of histograms anew, when a SAMPLES
+ * answer asks for its finished set's bytes (PromSeriesSetResultBytes): its
+ * labels, and each histogram as a Histogram field of its TimeSeries.
  */
 void
-PromSeriesCountHistograms(const PromSeriesSet *set, PromSeries *series)
+PromSeriesCountHistograms(PromSeriesSet *set, PromSeries *series)
 {
-	const PromSampleBlock *block;
+	PromSampleRun run;
+	PromHistogramsAhead ahead;
 	Size		bytes = PromSeriesLabelsSize(set, series);
 
-	for (block = PromSeriesHead(series); block != NULL;
-		 block = PromSeriesNextBlock(series, block))
+	PromHistogramsAheadStart(&ahead, series);
+	for (PromSampleRunFirst(&run, series); run.block != NULL;
+		 PromSampleRunNext(&run))
 	{
-		int64		base = PromBlockBase(series, block);
-		uint32		j;
+		uint32		i;
 
-		for (j = 0; j < block->count; j++)
+		for (i = 0; i < run.count; i++)
 		{
-			PromSample	sample = PromBlockSample(block, base, j);
+			PromSample	sample = PromSampleRunSample(&run, i);
 
-			bytes += PromHistogramFieldSize(PromSampleHistogram(&sample),
-											sample.t);
+			PromHistogramsAheadStep(&ahead);
+			bytes += wire_len_field_size(PromHistogramMessageSize(PromSampleHistogram(&sample),
+																  sample.t));
 		}
 	}
-	series->message_bytes = message_bytes_counted(bytes);
+	set_message_bytes(set, series, bytes);
 }
 
 /*
@@ -486,16 +489,14 @@ PromSortSamples(PromSeriesSet *set, PromSeries *series)
 		if (block == series->tail && i < kept)
 			PromChainBlock(set, series, (uint32) (kept - i), samples[i].t);
 	}
-	message_bytes = PromSeriesLabelsSize(set, series);
-	for (i = 0; i < kept; i++)
+	/* a series of histograms is counted later (PromSeriesCountHistograms) */
+	if (!series_layout(set, series)->histograms)
 	{
-		if (series_layout(set, series)->histograms)
-			message_bytes += PromHistogramFieldSize(PromSampleHistogram(&samples[i]),
-													samples[i].t);
-		else
+		message_bytes = PromSeriesLabelsSize(set, series);
+		for (i = 0; i < kept; i++)
 			message_bytes += WIRE_SAMPLE_FIELD_SIZE(samples[i].t, samples[i].v);
+		set_message_bytes(set, series, message_bytes);
 	}
-	set_message_bytes(set, series, message_bytes);
 	series->nsamples = kept;
 	series->needs_sort = false;
 	pfree(samples);

@@ -271,6 +271,75 @@ PromSampleRunSample(const PromSampleRun *run, uint32 i)
 	return PromBlockSample(run->block, run->base, i);
 }
 
+/*
+ * Histograms asked for ahead of their reading: how many samples ahead, and
+ * how many cache lines of each (the header, the spans and the first
+ * buckets: the whole of a histogram of up to 14 buckets in two spans).
+ */
+#define PROM_HISTOGRAMS_AHEAD			16
+#define PROM_HISTOGRAM_PREFETCH_LINES	4
+
+/*
+ * Ask for the histogram of a sample, to be read soon.  A series' histograms
+ * lie in the set's memory in the order their rows arrived, far apart when
+ * series interleave, so that a walk of a series in time order would wait
+ * for a cache miss at each one.
+ */
+static inline void
+PromPrefetchHistogram(const PromSample *sample)
+{
+	const char *h = (const char *) PromSampleHistogram(sample);
+	int			line;
+
+	for (line = 0; line < PROM_HISTOGRAM_PREFETCH_LINES; line++)
+		PromPrefetch(h + line * PROM_CACHE_LINE);
+}
+
+/*
+ * A walk PROM_HISTOGRAMS_AHEAD samples ahead of a reader of a series of
+ * histograms, over its blocks, asking for each histogram it passes
+ * (PromPrefetchHistogram): a series' first blocks are short, so a look
+ * ahead within a run alone would miss much of it.
+ */
+typedef struct PromHistogramsAhead
+{
+	PromSampleRun run;
+	uint32		i;				/* the run's next sample to ask for */
+} PromHistogramsAhead;
+
+/* Ask for the next histogram of the walk, if the series has one. */
+static inline void
+PromHistogramsAheadStep(PromHistogramsAhead *ahead)
+{
+	PromSample	sample;
+
+	while (ahead->run.block != NULL && ahead->i == ahead->run.count)
+	{
+		PromSampleRunNext(&ahead->run);
+		ahead->i = 0;
+	}
+	if (ahead->run.block == NULL)
+		return;
+	sample = PromBlockSample(ahead->run.block, ahead->run.base, ahead->i++);
+	PromPrefetchHistogram(&sample);
+}
+
+/*
+ * Start the walk for a reader at a series' first sample: the first
+ * PROM_HISTOGRAMS_AHEAD histograms are asked for; then one per step, as
+ * the reader takes one.
+ */
+static inline void
+PromHistogramsAheadStart(PromHistogramsAhead *ahead, const PromSeries *series)
+{
+	int			n;
+
+	PromSampleRunFirst(&ahead->run, series);
+	ahead->i = 0;
+	for (n = 0; n < PROM_HISTOGRAMS_AHEAD; n++)
+		PromHistogramsAheadStep(ahead);
+}
+
 /* The bytes of sample i of a run's value, unaligned. */
 static pg_attribute_always_inline const char *
 PromSampleRunValueBytes(const PromSampleRun *run, uint32 i)

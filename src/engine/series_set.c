@@ -31,6 +31,7 @@
 #include "postgres.h"
 
 #include "histogram/histogram.h"
+#include "miscadmin.h"
 #include "series_set.h"
 #include "utils/memutils.h"
 
@@ -160,12 +161,26 @@ PromSeriesSetSeries(const PromSeriesSet *set, int *count)
 /*
  * Bytes of a finished set's series as the fields of a SAMPLES QueryResult,
  * added up while finishing, so that the response's length is known before
- * the series are read in their order.
+ * the series are read in their order.  Series of histograms are counted
+ * here, on the first call: only a SAMPLES answer needs their sizes, and
+ * measuring each histogram costs a pass over its buckets.
  */
 Size
-PromSeriesSetResultBytes(const PromSeriesSet *set)
+PromSeriesSetResultBytes(PromSeriesSet *set)
 {
 	Assert(set->finished);
+	if (set->histograms_uncounted)
+	{
+		int			i;
+
+		for (i = 0; i < set->nseries; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			if (series_layout(set, set->series[i])->histograms)
+				PromSeriesCountHistograms(set, set->series[i]);
+		}
+		set->histograms_uncounted = false;
+	}
 	return set->result_bytes;
 }
 

@@ -319,6 +319,8 @@ struct PromSeriesSet
 	int			unsorted_capacity;
 	Size		result_bytes;	/* the series as fields of a SAMPLES
 								 * QueryResult; set when finished */
+	bool		histograms_uncounted;	/* are series of histograms left out
+										 * of it (PromSeriesSetResultBytes)? */
 	PromLayout **layouts;		/* by number, in creation order */
 	int			nlayouts;
 	int			layouts_capacity;
@@ -558,8 +560,7 @@ extern void PromMergeSeries(PromSeriesSet *set, PromSeries *into,
 							PromSeries *from);
 extern void PromMarkUnsorted(PromSeriesSet *set, PromSeries *series);
 extern void PromSeriesCountTimes(PromSeries *series);
-extern void PromSeriesCountHistograms(const PromSeriesSet *set,
-									  PromSeries *series);
+extern void PromSeriesCountHistograms(PromSeriesSet *set, PromSeries *series);
 extern void PromSortSamples(PromSeriesSet *set, PromSeries *series);
 
 /* group.c */

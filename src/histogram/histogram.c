@@ -285,10 +285,19 @@ PromHistogramCheck(const PromHistogram *h)
 						  total, h->count.integer);
 }
 
-/* Equal schemas, zero thresholds (bit for bit), spans and custom bounds. */
+/*
+ * Equal schemas, zero thresholds (bit for bit), spans and custom bounds.
+ * The chunk encoder asks this of every sample against the one before: the
+ * few spans of a histogram are compared in a loop, not by a call of memcmp.
+ */
 bool
 PromHistogramSameLayout(const PromHistogram *a, const PromHistogram *b)
 {
+	const PromBucketSpan *a_spans = PromHistogramPositiveSpans(a);
+	const PromBucketSpan *b_spans = PromHistogramPositiveSpans(b);
+	uint32		nspans = a->npositive_spans + a->nnegative_spans;
+	uint32		i;
+
 	if (a->schema != b->schema ||
 		memcmp(&a->zero_threshold, &b->zero_threshold, sizeof(double)) != 0 ||
 		a->npositive_spans != b->npositive_spans ||
@@ -296,8 +305,11 @@ PromHistogramSameLayout(const PromHistogram *a, const PromHistogram *b)
 		a->ncustom_values != b->ncustom_values)
 		return false;
 	/* the spans of both signs are contiguous, and so are custom values */
-	return memcmp(PromHistogramPositiveSpans(a), PromHistogramPositiveSpans(b),
-				  sizeof(PromBucketSpan) * ((Size) a->npositive_spans + a->nnegative_spans)) == 0 &&
+	for (i = 0; i < nspans; i++)
+		if (a_spans[i].offset != b_spans[i].offset ||
+			a_spans[i].length != b_spans[i].length)
+			return false;
+	return a->ncustom_values == 0 ||
 		memcmp(PromHistogramCustomValues(a), PromHistogramCustomValues(b),
 			   sizeof(double) * (Size) a->ncustom_values) == 0;
 }

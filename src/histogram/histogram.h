@@ -181,8 +181,8 @@ extern Oid	PromHistogramTypeOid(void);
 extern bool PromIsHistogramType(Oid type);
 
 /* in histogram_wire.c: as a prompb.Histogram field */
-extern Size PromHistogramFieldSize(const PromHistogram *h, int64 t);
+extern Size PromHistogramMessageSize(const PromHistogram *h, int64 t);
 extern char *PromPutHistogramField(char *p, int field, const PromHistogram *h,
-								   int64 t);
+								   int64 t, Size message_size);
 
 #endif							/* PROMREAD_HISTOGRAM_H */

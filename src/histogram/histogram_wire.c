@@ -16,7 +16,7 @@
  * fields are left out when zero, doubles only when their bits are all zero,
  * so that -0.0 and every NaN payload keep their bits.  One routine both
  * measures and writes a histogram (HistogramOut), so that the size counted
- * is the size written.
+ * is the size written; a writer measures first, for the field's length.
  *
  *-------------------------------------------------------------------------
  */
@@ -46,8 +46,10 @@
 #define SPAN_LENGTH				2
 
 /*
- * Where a histogram is written, or only measured: bytes go to p unless it is
- * NULL; n counts them either way.
+ * Where a histogram is written, or only measured: with write, bytes go to p;
+ * without, n counts them.  Every routine below takes write as a constant
+ * and is inlined into the two callers of out_histogram, so that each is a
+ * straight pass of its own, with no test per byte of which one it is.
  */
 typedef struct HistogramOut
 {
@@ -56,28 +58,30 @@ typedef struct HistogramOut
 } HistogramOut;
 
 /* Write or count a varint. */
-static void
-out_varint(HistogramOut *out, uint64 value)
+static pg_attribute_always_inline void
+out_varint(HistogramOut *out, bool write, uint64 value)
 {
-	out->n += wire_varint_size(value);
-	if (out->p != NULL)
+	if (write)
 		out->p = wire_put_varint(out->p, value);
+	else
+		out->n += wire_varint_size(value);
 }
 
 /* Write or count a field's tag (any field number). */
-static void
-out_tag(HistogramOut *out, int field, int type)
+static pg_attribute_always_inline void
+out_tag(HistogramOut *out, bool write, int field, int type)
 {
-	out_varint(out, ((uint64) field << 3) | type);
+	out_varint(out, write, ((uint64) field << 3) | type);
 }
 
 /* Write or count 8 bytes, little-endian. */
-static void
-out_fixed64(HistogramOut *out, uint64 bits)
+static pg_attribute_always_inline void
+out_fixed64(HistogramOut *out, bool write, uint64 bits)
 {
-	out->n += 8;
-	if (out->p != NULL)
+	if (write)
 		out->p = wire_put_fixed64(out->p, bits);
+	else
+		out->n += 8;
 }
 
 /* The zigzag form of a signed integer, as sint32 and sint64 fields take. */
@@ -88,28 +92,31 @@ zigzag(int64 value)
 }
 
 /* A varint field, left out when zero unless always. */
-static void
-out_varint_field(HistogramOut *out, int field, uint64 value, bool always)
+static pg_attribute_always_inline void
+out_varint_field(HistogramOut *out, bool write, int field, uint64 value,
+				 bool always)
 {
 	if (value == 0 && !always)
 		return;
-	out_tag(out, field, WIRE_VARINT);
-	out_varint(out, value);
+	out_tag(out, write, field, WIRE_VARINT);
+	out_varint(out, write, value);
 }
 
 /* A double field, left out when its bits are all zero unless always. */
-static void
-out_double_field(HistogramOut *out, int field, double value, bool always)
+static pg_attribute_always_inline void
+out_double_field(HistogramOut *out, bool write, int field, double value,
+				 bool always)
 {
 	if (wire_double_bits(value) == 0 && !always)
 		return;
-	out_tag(out, field, WIRE_FIXED64);
-	out_fixed64(out, wire_double_bits(value));
+	out_tag(out, write, field, WIRE_FIXED64);
+	out_fixed64(out, write, wire_double_bits(value));
 }
 
 /* Repeated BucketSpan fields. */
-static void
-out_spans(HistogramOut *out, int field, const PromBucketSpan *spans, uint32 n)
+static pg_attribute_always_inline void
+out_spans(HistogramOut *out, bool write, int field,
+		  const PromBucketSpan *spans, uint32 n)
 {
 	uint32		i;
 
@@ -119,17 +126,17 @@ out_spans(HistogramOut *out, int field, const PromBucketSpan *spans, uint32 n)
 		Size		size = (offset != 0 ? 1 + wire_varint_size(offset) : 0) +
 			(spans[i].length != 0 ? 1 + wire_varint_size(spans[i].length) : 0);
 
-		out_tag(out, field, WIRE_LEN);
-		out_varint(out, size);
-		out_varint_field(out, SPAN_OFFSET, offset, false);
-		out_varint_field(out, SPAN_LENGTH, spans[i].length, false);
+		out_tag(out, write, field, WIRE_LEN);
+		out_varint(out, write, size);
+		out_varint_field(out, write, SPAN_OFFSET, offset, false);
+		out_varint_field(out, write, SPAN_LENGTH, spans[i].length, false);
 	}
 }
 
 /* A packed field of bucket deltas (sint64) or counts (double); none if empty. */
-static void
-out_buckets(HistogramOut *out, int field, const PromHistogramBucket *buckets,
-			uint32 n, bool counts)
+static pg_attribute_always_inline void
+out_buckets(HistogramOut *out, bool write, int field,
+			const PromHistogramBucket *buckets, uint32 n, bool counts)
 {
 	Size		size = 0;
 	uint32		i;
@@ -141,88 +148,87 @@ out_buckets(HistogramOut *out, int field, const PromHistogramBucket *buckets,
 	else
 		for (i = 0; i < n; i++)
 			size += wire_varint_size(zigzag(buckets[i].delta));
-	out_tag(out, field, WIRE_LEN);
-	out_varint(out, size);
-	for (i = 0; i < n; i++)
-	{
-		if (counts)
-			out_fixed64(out, wire_double_bits(buckets[i].count));
-		else
-			out_varint(out, zigzag(buckets[i].delta));
-	}
+	out_tag(out, write, field, WIRE_LEN);
+	out_varint(out, write, size);
+	if (!write)
+		out->n += size;
+	else if (counts)
+		for (i = 0; i < n; i++)
+			out->p = wire_put_fixed64(out->p, wire_double_bits(buckets[i].count));
+	else
+		for (i = 0; i < n; i++)
+			out->p = wire_put_varint(out->p, zigzag(buckets[i].delta));
 }
 
 /* A Histogram message's fields, in field order. */
-static void
-out_histogram(HistogramOut *out, const PromHistogram *h, int64 t)
+static pg_attribute_always_inline void
+out_histogram(HistogramOut *out, bool write, const PromHistogram *h, int64 t)
 {
 	bool		is_float = PromHistogramIsFloat(h);
 	const double *custom = PromHistogramCustomValues(h);
 	uint32		i;
 
 	if (is_float)
-		out_double_field(out, H_COUNT_FLOAT, h->count.value, true);
+		out_double_field(out, write, H_COUNT_FLOAT, h->count.value, true);
 	else
-		out_varint_field(out, H_COUNT_INT, h->count.integer, true);
-	out_double_field(out, H_SUM, h->sum, false);
-	out_varint_field(out, H_SCHEMA, zigzag(h->schema), false);
-	out_double_field(out, H_ZERO_THRESHOLD, h->zero_threshold, false);
+		out_varint_field(out, write, H_COUNT_INT, h->count.integer, true);
+	out_double_field(out, write, H_SUM, h->sum, false);
+	out_varint_field(out, write, H_SCHEMA, zigzag(h->schema), false);
+	out_double_field(out, write, H_ZERO_THRESHOLD, h->zero_threshold, false);
 	if (is_float)
-		out_double_field(out, H_ZERO_COUNT_FLOAT, h->zero_count.value, true);
+		out_double_field(out, write, H_ZERO_COUNT_FLOAT, h->zero_count.value,
+						 true);
 	else
-		out_varint_field(out, H_ZERO_COUNT_INT, h->zero_count.integer, true);
-	out_spans(out, H_NEGATIVE_SPANS, PromHistogramNegativeSpans(h),
+		out_varint_field(out, write, H_ZERO_COUNT_INT, h->zero_count.integer,
+						 true);
+	out_spans(out, write, H_NEGATIVE_SPANS, PromHistogramNegativeSpans(h),
 			  h->nnegative_spans);
-	out_buckets(out, is_float ? H_NEGATIVE_COUNTS : H_NEGATIVE_DELTAS,
+	out_buckets(out, write, is_float ? H_NEGATIVE_COUNTS : H_NEGATIVE_DELTAS,
 				PromHistogramNegativeBuckets(h), h->nnegative_buckets, is_float);
-	out_spans(out, H_POSITIVE_SPANS, PromHistogramPositiveSpans(h),
+	out_spans(out, write, H_POSITIVE_SPANS, PromHistogramPositiveSpans(h),
 			  h->npositive_spans);
-	out_buckets(out, is_float ? H_POSITIVE_COUNTS : H_POSITIVE_DELTAS,
+	out_buckets(out, write, is_float ? H_POSITIVE_COUNTS : H_POSITIVE_DELTAS,
 				PromHistogramPositiveBuckets(h), h->npositive_buckets, is_float);
-	out_varint_field(out, H_RESET_HINT, h->reset_hint, false);
-	out_varint_field(out, H_TIMESTAMP, (uint64) t, false);
+	out_varint_field(out, write, H_RESET_HINT, h->reset_hint, false);
+	out_varint_field(out, write, H_TIMESTAMP, (uint64) t, false);
 	if (h->ncustom_values > 0)
 	{
-		out_tag(out, H_CUSTOM_VALUES, WIRE_LEN);
-		out_varint(out, (Size) h->ncustom_values * 8);
+		out_tag(out, write, H_CUSTOM_VALUES, WIRE_LEN);
+		out_varint(out, write, (Size) h->ncustom_values * 8);
 		for (i = 0; i < h->ncustom_values; i++)
-			out_fixed64(out, wire_double_bits(custom[i]));
+			out_fixed64(out, write, wire_double_bits(custom[i]));
 	}
 }
 
-/* Bytes of a Histogram message. */
-static Size
-histogram_message_size(const PromHistogram *h, int64 t)
+/*
+ * Bytes of a histogram of time t as a Histogram message: what
+ * PromPutHistogramField takes, and, as a length-delimited field of a
+ * one-byte tag (wire_len_field_size), what a series of histograms counts
+ * for it in its message (engine/samples.c).
+ */
+Size
+PromHistogramMessageSize(const PromHistogram *h, int64 t)
 {
 	HistogramOut out = {NULL, 0};
 
-	out_histogram(&out, h, t);
+	out_histogram(&out, false, h, t);
 	return out.n;
 }
 
 /*
- * Bytes of a histogram of time t as a length-delimited field of a one-byte
- * tag, such as TimeSeries.histograms: what a series of histograms counts
- * for it in its message (engine/samples.c).
- */
-Size
-PromHistogramFieldSize(const PromHistogram *h, int64 t)
-{
-	return wire_len_field_size(histogram_message_size(h, t));
-}
-
-/*
- * Write a histogram of time t as a length-delimited field numbered field
+ * Write a histogram of time t whose message has the given size
+ * (PromHistogramMessageSize) as a length-delimited field numbered field
  * (below 16); returns the end.
  */
 char *
-PromPutHistogramField(char *p, int field, const PromHistogram *h, int64 t)
+PromPutHistogramField(char *p, int field, const PromHistogram *h, int64 t,
+					  Size message_size)
 {
 	HistogramOut out;
 
-	p = wire_put_len_header(p, field, histogram_message_size(h, t));
-	out.p = p;
+	out.p = wire_put_len_header(p, field, message_size);
 	out.n = 0;
-	out_histogram(&out, h, t);
+	out_histogram(&out, true, h, t);
+	Assert(out.p == p + wire_len_field_size(message_size));
 	return out.p;
 }

@@ -357,12 +357,57 @@ buckets_went_down(const PromHistogram *prev, const PromHistogram *h,
 }
 
 /*
+ * Did a bucket of either side go down from prev to h, the two of one layout
+ * (PromHistogramSameLayout) and of one kind?  Then both hold the same
+ * buckets in the same places and none is gone: each count is compared with
+ * the one in its place, an integer histogram's counts summed from its
+ * deltas side by side, each side from zero, as buckets_went_down's walks
+ * do.  A pair whose bucket numbers differ (which a valid layout rules out)
+ * is walked.
+ */
+static bool
+buckets_went_down_in_layout(const PromHistogram *prev, const PromHistogram *h)
+{
+	const PromHistogramBucket *before = PromHistogramPositiveBuckets(prev);
+	const PromHistogramBucket *after = PromHistogramPositiveBuckets(h);
+	uint32		npositive = h->npositive_buckets;
+	uint32		n = npositive + h->nnegative_buckets;
+	uint64		before_count = 0;
+	uint64		after_count = 0;
+	uint32		i;
+
+	if (prev->npositive_buckets != npositive ||
+		prev->nnegative_buckets != h->nnegative_buckets)
+		return buckets_went_down(prev, h, true) ||
+			buckets_went_down(prev, h, false);
+	if (PromHistogramIsFloat(h))
+	{
+		for (i = 0; i < n; i++)
+			if (after[i].count < before[i].count)
+				return true;
+		return false;
+	}
+	for (i = 0; i < n; i++)
+	{
+		if (i == npositive)
+			before_count = after_count = 0;
+		before_count += (uint64) before[i].delta;
+		after_count += (uint64) after[i].delta;
+		if ((int64) after_count < (int64) before_count)
+			return true;
+	}
+	return false;
+}
+
+/*
  * The counter-reset bits of a chunk whose first sample is h, after prev
  * (NULL at a series' start): see 3. in the header comment.  Also what
- * decides, within a chunk, that h is a counter reset (not RESET_NO_BITS).
+ * decides, within a chunk, that h is a counter reset (not RESET_NO_BITS),
+ * where the caller knows the two of one layout (same_layout).
  */
 static uint8
-counter_reset_bits(const PromHistogram *prev, const PromHistogram *h)
+counter_reset_bits(const PromHistogram *prev, const PromHistogram *h,
+				   bool same_layout)
 {
 	bool		is_float = PromHistogramIsFloat(h);
 
@@ -381,7 +426,7 @@ counter_reset_bits(const PromHistogram *prev, const PromHistogram *h)
 	if (h->schema != prev->schema ||
 		h->zero_threshold != prev->zero_threshold)
 		return RESET_UNKNOWN_BITS;
-	if (h->schema == PROM_SCHEMA_CUSTOM &&
+	if (!same_layout && h->schema == PROM_SCHEMA_CUSTOM &&
 		(h->ncustom_values != prev->ncustom_values ||
 		 memcmp(PromHistogramCustomValues(h), PromHistogramCustomValues(prev),
 				sizeof(double) * h->ncustom_values) != 0))
@@ -389,7 +434,8 @@ counter_reset_bits(const PromHistogram *prev, const PromHistogram *h)
 	if (is_float ? h->zero_count.value < prev->zero_count.value :
 		h->zero_count.integer < prev->zero_count.integer)
 		return RESET_YES_BITS;
-	if (buckets_went_down(prev, h, true) || buckets_went_down(prev, h, false))
+	if (same_layout ? buckets_went_down_in_layout(prev, h) :
+		buckets_went_down(prev, h, true) || buckets_went_down(prev, h, false))
 		return RESET_YES_BITS;
 	return RESET_NO_BITS;
 }
@@ -443,14 +489,15 @@ put_xor_value(XorWriter *w, double value, uint64 *bits, uint8 *leading,
 
 /*
  * Write sample n of a chunk.  A float histogram's values go by place:
- * count, zero count, sum, then the positive and negative buckets.
+ * count, zero count, sum, then the positive and negative buckets.  The
+ * negative buckets follow the positive ones in a value, so that both are
+ * one array here.
  */
 static void
 put_sample(XorWriter *w, SampleState *st, int n, int64 t,
 		   const PromHistogram *h)
 {
-	const PromHistogramBucket *pos = PromHistogramPositiveBuckets(h);
-	const PromHistogramBucket *neg = PromHistogramNegativeBuckets(h);
+	const PromHistogramBucket *buckets = PromHistogramPositiveBuckets(h);
 	uint32		nbuckets = is_stale(h) ? 0 :
 		h->npositive_buckets + h->nnegative_buckets;
 	uint32		i;
@@ -475,9 +522,7 @@ put_sample(XorWriter *w, SampleState *st, int n, int64 t,
 		head[2] = h->sum;
 		for (i = 0; i < 3 + nbuckets; i++)
 		{
-			double		value = i < 3 ? head[i] :
-				i - 3 < h->npositive_buckets ? pos[i - 3].count :
-				neg[i - 3 - h->npositive_buckets].count;
+			double		value = i < 3 ? head[i] : buckets[i - 3].count;
 
 			if (n == 0)
 			{
@@ -505,8 +550,7 @@ put_sample(XorWriter *w, SampleState *st, int n, int64 t,
 		put_bits64(w, st->sum, 64);
 		for (i = 0; i < nbuckets; i++)
 		{
-			st->deltas[i] = i < h->npositive_buckets ? pos[i].delta :
-				neg[i - h->npositive_buckets].delta;
+			st->deltas[i] = buckets[i].delta;
 			st->delta_changes[i] = 0;
 			put_varbit_int(w, st->deltas[i]);
 		}
@@ -526,8 +570,7 @@ put_sample(XorWriter *w, SampleState *st, int n, int64 t,
 	put_xor_value(w, h->sum, &st->sum, &st->sum_leading, &st->sum_trailing);
 	for (i = 0; i < nbuckets; i++)
 	{
-		int64		delta = i < h->npositive_buckets ? pos[i].delta :
-			neg[i - h->npositive_buckets].delta;
+		int64		delta = buckets[i].delta;
 		int64		change = (int64) ((uint64) delta - (uint64) st->deltas[i]);
 
 		put_varbit_int(w, (int64) ((uint64) change - (uint64) st->delta_changes[i]));
@@ -549,7 +592,7 @@ may_follow(const PromHistogram *prev, const PromHistogram *h, uint8 reset_bits)
 		!PromHistogramSameLayout(prev, h))
 		return false;
 	return reset_bits == RESET_GAUGE_BITS ||
-		counter_reset_bits(prev, h) == RESET_NO_BITS;
+		counter_reset_bits(prev, h, true) == RESET_NO_BITS;
 }
 
 /* Start cutting a series' samples, which hold histograms, into chunks. */
@@ -590,7 +633,7 @@ PromHistogramChunkerNext(PromHistogramChunker *chunker, int *encoding,
 		return false;
 	first = PromSampleHistogram(&samples[0]);
 	prev = chunker->next > 0 ? PromSampleHistogram(&samples[-1]) : NULL;
-	reset_bits = counter_reset_bits(prev, first);
+	reset_bits = counter_reset_bits(prev, first, false);
 
 	nvalues = 3 + first->npositive_buckets + first->nnegative_buckets;
 	memset(&st, 0, sizeof(st));
@@ -611,6 +654,9 @@ PromHistogramChunkerNext(PromHistogramChunker *chunker, int *encoding,
 	{
 		const PromHistogram *h = PromSampleHistogram(&samples[n]);
 
+		/* histograms lie apart in the set's memory: ask ahead for them */
+		if (n + PROM_HISTOGRAMS_AHEAD < left)
+			PromPrefetchHistogram(&samples[n + PROM_HISTOGRAMS_AHEAD]);
 		if (n > 0 && !may_follow(PromSampleHistogram(&samples[n - 1]), h,
 								 reset_bits))
 			break;

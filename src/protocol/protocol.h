@@ -44,7 +44,7 @@ struct PromBuffer;
 
 /* in samples_response.c */
 extern void PromWriteSamplesResult(struct PromSnappyWriter *writer,
-								   const PromSeriesSet *set, bool last);
+								   PromSeriesSet *set, bool last);
 
 
 /* in chunk_encode.c: STREAMED_XOR_CHUNKS frames, read by chunk_decode.h's */

@@ -156,6 +156,7 @@ typedef struct SamplesProducer
 	PromSampleRun run;			/* then its run being written */
 	uint32		done;			/* samples of that run written */
 	bool		histograms;		/* does the series hold histograms? */
+	PromHistogramsAhead ahead;	/* then its histograms asked for ahead */
 } SamplesProducer;
 
 /*
@@ -212,6 +213,8 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			p = PromPutSeriesLabels(p, self->set, series);
 			self->in_samples = true;
 			self->histograms = PromSeriesHoldsHistograms(self->set, series);
+			if (self->histograms)
+				PromHistogramsAheadStart(&self->ahead, series);
 			PromSampleRunFirst(&self->run, series);
 			self->done = 0;
 		}
@@ -230,14 +233,17 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			{
 				PromSample	sample = PromSampleRunSample(&self->run, self->done);
 				const PromHistogram *h = PromSampleHistogram(&sample);
-				Size		size = PromHistogramFieldSize(h, sample.t);
+				Size		message_size = PromHistogramMessageSize(h, sample.t);
+				Size		size = wire_len_field_size(message_size);
 
 				if (size > (Size) (end - p))
 				{
 					*need = size;
 					return p - buf;
 				}
-				p = PromPutHistogramField(p, HISTOGRAMS_FIELD, h, sample.t);
+				PromHistogramsAheadStep(&self->ahead);
+				p = PromPutHistogramField(p, HISTOGRAMS_FIELD, h, sample.t,
+										  message_size);
 				self->done++;
 				continue;
 			}
@@ -263,7 +269,7 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
  * message.  The set's memory may go when this returns.
  */
 void
-PromWriteSamplesResult(PromSnappyWriter *writer, const PromSeriesSet *set,
+PromWriteSamplesResult(PromSnappyWriter *writer, PromSeriesSet *set,
 					   bool last)
 {
 	SamplesProducer producer;
