@@ -61,9 +61,6 @@
 #define RESET_YES_BITS			0x80
 #define RESET_GAUGE_BITS		0xC0
 
-/* The stale marker's bits. */
-#define STALE_NAN_BITS			UINT64CONST(0x7ff0000000000002)
-
 /*---- Varbit numbers ----*/
 
 /*
@@ -204,7 +201,7 @@ put_spans(XorWriter *w, const PromBucketSpan *spans, uint32 n)
 static inline bool
 is_stale(const PromHistogram *h)
 {
-	return wire_double_bits(h->sum) == STALE_NAN_BITS;
+	return wire_double_bits(h->sum) == PROM_STALE_NAN_BITS;
 }
 
 /* Write a chunk's layout, that of its first histogram (empty if stale). */
