@@ -52,14 +52,6 @@
 #define CATALOG_TABLE		"prom_metric_catalog"
 #define CATALOG_INDEX		"prom_metric_catalog_pkey"
 
-/*
- * Writers of the catalog, and of the metadata table, open it with a lock
- * that conflicts with no reader and no other writer, and take, until their
- * transaction ends, a lock of the name whose row they change (lock_name):
- * two writers of one metric take turns, writers of others do not wait.
- */
-#define CATALOG_WRITE_LOCK	RowExclusiveLock
-
 /* Columns of the catalog table. */
 enum
 {
@@ -72,20 +64,6 @@ enum
 	Anum_label_names,
 	Anum_overflow_column,
 	Natts_catalog = Anum_overflow_column
-};
-
-#define METADATA_TABLE		"prom_metric_metadata_catalog"
-#define METADATA_INDEX		"prom_metric_metadata_catalog_pkey"
-
-/* Columns of the metadata table. */
-enum
-{
-	Anum_metadata_metric = 1,
-	Anum_metadata_type,
-	Anum_metadata_help,
-	Anum_metadata_unit,
-	Anum_metadata_writer,
-	Natts_metadata = Anum_metadata_writer
 };
 
 #define EXEMPLAR_TABLE		"prom_exemplar_catalog"
@@ -142,8 +120,8 @@ PromExtensionNamespace(void)
 }
 
 /* Open one of the extension's tables and find its index by name. */
-static Relation
-open_extension_table(const char *table, const char *index, LOCKMODE lockmode,
+Relation
+PromCatalogOpenTable(const char *table, const char *index, LOCKMODE lockmode,
 					 Oid *indexid)
 {
 	Oid			nspid = PromExtensionNamespace();
@@ -169,8 +147,8 @@ name_lock_id(const char *name)
  * for its class and a hash of the name for its OID: two names whose hashes
  * are equal only take turns.
  */
-static void
-lock_name(Relation rel, const char *name)
+void
+PromCatalogLockName(Relation rel, const char *name)
 {
 	LockDatabaseObject(RelationGetRelid(rel), name_lock_id(name), 0, ExclusiveLock);
 }
@@ -179,7 +157,7 @@ lock_name(Relation rel, const char *name)
 static Relation
 open_catalog(LOCKMODE lockmode, Oid *indexid)
 {
-	return open_extension_table(CATALOG_TABLE, CATALOG_INDEX, lockmode, indexid);
+	return PromCatalogOpenTable(CATALOG_TABLE, CATALOG_INDEX, lockmode, indexid);
 }
 
 /* Start a scan of the catalog, by metric name when one is given. */
@@ -362,9 +340,9 @@ check_entry_owner(const PromMetricEntry *entry, const char *action)
  * may_replace says so (or is NULL), as committed now; then close the table,
  * its lock kept, and make the change visible.
  */
-static void
-store_row(Relation rel, Oid indexid, const char *key_text, Datum *values,
-		  bool *isnull, bool (*may_replace) (Relation rel, HeapTuple old))
+void
+PromCatalogStoreRow(Relation rel, Oid indexid, const char *key_text, Datum *values,
+					bool *isnull, bool (*may_replace) (Relation rel, HeapTuple old))
 {
 	HeapTuple	tuple = heap_form_tuple(RelationGetDescr(rel), values, isnull);
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
@@ -403,7 +381,7 @@ open_exemplar_catalog(LOCKMODE lockmode, Oid *indexid)
 {
 	if (!OidIsValid(get_relname_relid(EXEMPLAR_TABLE, PromExtensionNamespace())))
 		return NULL;
-	return open_extension_table(EXEMPLAR_TABLE, EXEMPLAR_INDEX, lockmode, indexid);
+	return PromCatalogOpenTable(EXEMPLAR_TABLE, EXEMPLAR_INDEX, lockmode, indexid);
 }
 
 /*
@@ -416,7 +394,7 @@ static void
 forget_exemplar_table(const char *metric)
 {
 	Oid			indexid;
-	Relation	rel = open_exemplar_catalog(CATALOG_WRITE_LOCK, &indexid);
+	Relation	rel = open_exemplar_catalog(PROM_CATALOG_WRITE_LOCK, &indexid);
 	ScanKeyData key;
 	SysScanDesc scan;
 	Snapshot	snapshot;
@@ -486,11 +464,11 @@ bool
 PromExemplarCatalogLock(const char *metric)
 {
 	Oid			indexid;
-	Relation	rel = open_exemplar_catalog(CATALOG_WRITE_LOCK, &indexid);
+	Relation	rel = open_exemplar_catalog(PROM_CATALOG_WRITE_LOCK, &indexid);
 
 	if (rel == NULL)
 		return false;
-	lock_name(rel, metric);
+	PromCatalogLockName(rel, metric);
 	table_close(rel, NoLock);
 	return true;
 }
@@ -508,10 +486,10 @@ PromExemplarCatalogStore(const char *metric, Oid relid)
 	bool		isnull[Natts_exemplar] = {0};
 
 	check_owner(relid);
-	rel = open_exemplar_catalog(CATALOG_WRITE_LOCK, &indexid);
+	rel = open_exemplar_catalog(PROM_CATALOG_WRITE_LOCK, &indexid);
 	values[Anum_exemplar_metric - 1] = CStringGetTextDatum(metric);
 	values[Anum_exemplar_relation - 1] = ObjectIdGetDatum(relid);
-	store_row(rel, indexid, metric, values, isnull, NULL);
+	PromCatalogStoreRow(rel, indexid, metric, values, isnull, NULL);
 }
 
 /*
@@ -567,7 +545,7 @@ store_entry(const char *metric, Oid relid, const char *time_column,
 		values[Anum_overflow_column - 1] = NameGetDatum(&overflow_name);
 	}
 
-	rel = open_catalog(CATALOG_WRITE_LOCK, &indexid);
+	rel = open_catalog(PROM_CATALOG_WRITE_LOCK, &indexid);
 	/* a catalog not updated to 0.3.1 yet keeps columns named as labels only */
 	for (i = 0; i < nlabels && RelationGetDescr(rel)->natts < Natts_catalog; i++)
 		if (overflow_column != NULL || strcmp(columns[i], labels[i]) != 0)
@@ -577,8 +555,8 @@ store_entry(const char *metric, Oid relid, const char *time_column,
 					 errdetail("Metric \"%s\" needs a column for label \"%s\" named otherwise, or a column of overflow labels.",
 							   metric, labels[i]),
 					 errhint("Run ALTER EXTENSION promread UPDATE.")));
-	lock_name(rel, metric);
-	store_row(rel, indexid, metric, values, isnull, may_replace_entry);
+	PromCatalogLockName(rel, metric);
+	PromCatalogStoreRow(rel, indexid, metric, values, isnull, may_replace_entry);
 	if (!created)
 		forget_exemplar_table(metric);
 }
@@ -677,8 +655,8 @@ prom_unregister(PG_FUNCTION_ARGS)
 		PG_RETURN_BOOL(false);
 	check_entry_owner(entry, "unregister");
 
-	rel = open_catalog(CATALOG_WRITE_LOCK, &indexid);
-	lock_name(rel, metric);
+	rel = open_catalog(PROM_CATALOG_WRITE_LOCK, &indexid);
+	PromCatalogLockName(rel, metric);
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	scan = begin_catalog_scan(rel, indexid, metric, snapshot, &key);
 	tuple = systable_getnext(scan);
@@ -760,8 +738,8 @@ PromCatalogLockForWrite(const char *metric)
 	Relation	rel;
 
 	prevent_catalog_write_if_read_only("prom_remote_write()");
-	rel = open_catalog(CATALOG_WRITE_LOCK, &indexid);
-	lock_name(rel, metric);
+	rel = open_catalog(PROM_CATALOG_WRITE_LOCK, &indexid);
+	PromCatalogLockName(rel, metric);
 	table_close(rel, NoLock);
 }
 
@@ -793,144 +771,4 @@ PromCatalogStoreCreated(const char *metric, Oid relid, const char *time_column,
 	check_owner(relid);
 	store_entry(metric, relid, time_column, value_column, columns, labels,
 				nlabels, overflow_column, true);
-}
-
-/*
- * The suffixes that the names of a family's metrics add to the family's
- * name: a counter's, a histogram's or a summary's series, an info metric's.
- */
-static const char *const family_suffixes[] = {
-	"", "_total", "_bucket", "_count", "_sum", "_created", "_info",
-	"_gcount", "_gsum"
-};
-
-/* May the current user insert into a relation (all or some columns)? */
-static bool
-may_insert(Oid relid)
-{
-	Oid			user = GetUserId();
-
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
-		return false;
-	return pg_class_aclcheck(relid, user, ACL_INSERT) == ACLCHECK_OK ||
-		pg_attribute_aclcheck_all(relid, user, ACL_INSERT, ACLMASK_ANY) == ACLCHECK_OK;
-}
-
-/*
- * May the current user write a metric family's metadata?  Only when at
- * least one of the family's metrics (the family's name, or it with one of
- * family_suffixes) is registered, and the user may insert into the
- * relation of every one that is, as committed now.  A superuser may write
- * the metadata of any family with a registered metric.  So metadata is
- * written by who writes the metrics, and there is no more of it than there
- * are registered families.
- */
-static bool
-may_write_family(const char *family)
-{
-	Relation	rel;
-	Oid			indexid;
-	Snapshot	snapshot;
-	bool		registered = false;
-	bool		allowed = true;
-	int			i;
-
-	rel = open_catalog(AccessShareLock, &indexid);
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	for (i = 0; i < (int) lengthof(family_suffixes) && allowed; i++)
-	{
-		char	   *name = psprintf("%s%s", family, family_suffixes[i]);
-		ScanKeyData key;
-		SysScanDesc scan = begin_catalog_scan(rel, indexid, name, snapshot, &key);
-		HeapTuple	tuple = systable_getnext(scan);
-
-		if (HeapTupleIsValid(tuple))
-		{
-			registered = true;
-			allowed = superuser() || may_insert(decode_entry(rel, tuple)->relid);
-		}
-		systable_endscan(scan);
-		pfree(name);
-	}
-	UnregisterSnapshot(snapshot);
-	table_close(rel, AccessShareLock);
-	return registered && allowed;
-}
-
-/* Does a family's metadata, as committed now, already say this? */
-static bool
-metadata_unchanged(const char *family, const char *type, const char *help,
-				   const char *unit)
-{
-	Relation	rel;
-	Oid			indexid;
-	ScanKeyData key;
-	SysScanDesc scan;
-	Snapshot	snapshot;
-	HeapTuple	tuple;
-	bool		same = false;
-
-	rel = open_extension_table(METADATA_TABLE, METADATA_INDEX, AccessShareLock,
-							   &indexid);
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	ScanKeyInit(&key, Anum_metadata_metric, BTEqualStrategyNumber, F_TEXTEQ,
-				CStringGetTextDatum(family));
-	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
-	{
-		Datum		values[Natts_metadata];
-		bool		isnull[Natts_metadata];
-
-		heap_deform_tuple(tuple, RelationGetDescr(rel), values, isnull);
-		same = !isnull[Anum_metadata_type - 1] && !isnull[Anum_metadata_help - 1] &&
-			!isnull[Anum_metadata_unit - 1] &&
-			strcmp(TextDatumGetCString(values[Anum_metadata_type - 1]), type) == 0 &&
-			strcmp(TextDatumGetCString(values[Anum_metadata_help - 1]), help) == 0 &&
-			strcmp(TextDatumGetCString(values[Anum_metadata_unit - 1]), unit) == 0;
-	}
-	systable_endscan(scan);
-	UnregisterSnapshot(snapshot);
-	table_close(rel, AccessShareLock);
-	return same;
-}
-
-/*
- * Keep the metadata of a metric family (its type, help and unit), as the
- * last remote write sent it, and the role that sent it; false when the
- * current user may not write it (may_write_family), and nothing is stored.
- * The right and whether anything changes are checked first, without the
- * family's lock; the right again under it, which writers of one family take
- * in turns (so that two do not insert one family).
- */
-bool
-PromMetadataStore(const char *family, const char *type, const char *help,
-				  const char *unit)
-{
-	Relation	rel;
-	Oid			indexid;
-	Datum		values[Natts_metadata];
-	bool		isnull[Natts_metadata] = {0};
-
-	if (!may_write_family(family))
-		return false;
-	if (metadata_unchanged(family, type, help, unit))
-		return true;
-
-	values[Anum_metadata_metric - 1] = CStringGetTextDatum(family);
-	values[Anum_metadata_type - 1] = CStringGetTextDatum(type);
-	values[Anum_metadata_help - 1] = CStringGetTextDatum(help);
-	values[Anum_metadata_unit - 1] = CStringGetTextDatum(unit);
-	values[Anum_metadata_writer - 1] = ObjectIdGetDatum(GetUserId());
-
-	rel = open_extension_table(METADATA_TABLE, METADATA_INDEX,
-							   CATALOG_WRITE_LOCK, &indexid);
-	lock_name(rel, family);
-	if (!may_write_family(family))
-	{
-		table_close(rel, NoLock);
-		return false;
-	}
-	store_row(rel, indexid, family, values, isnull, NULL);
-	return true;
 }

@@ -29,7 +29,9 @@
 #include "compat.h"
 #include "datatype/timestamp.h"
 #include "fmgr.h"
+#include "access/htup.h"
 #include "nodes/pg_list.h"
+#include "storage/lockdefs.h"
 #include "regex/prom_regex.h"
 #include "utils/hsearch.h"
 #include "utils/relcache.h"
@@ -132,6 +134,22 @@ extern void PromCatalogStoreCreated(const char *metric, Oid relid,
 									const char *const *columns,
 									const char *const *labels, int nlabels,
 									const char *overflow_column);
+extern Relation PromCatalogOpenTable(const char *table, const char *index,
+									 LOCKMODE lockmode, Oid *indexid);
+extern void PromCatalogLockName(Relation rel, const char *name);
+extern void PromCatalogStoreRow(Relation rel, Oid indexid, const char *key_text,
+								Datum *values, bool *isnull,
+								bool (*may_replace) (Relation rel, HeapTuple old));
+
+/*
+ * Writers of the extension's tables open them with a lock that conflicts
+ * with no reader and no other writer, and take, until their transaction
+ * ends, the lock of the name whose row they change (PromCatalogLockName):
+ * two writers of one name take turns, writers of others do not wait.
+ */
+#define PROM_CATALOG_WRITE_LOCK	RowExclusiveLock
+
+/* in metadata.c */
 extern bool PromMetadataStore(const char *family, const char *type,
 							  const char *help, const char *unit);
 extern Oid	PromExemplarCatalogFind(const char *metric);
