@@ -113,6 +113,14 @@ PromWriteGroupHistograms(const PromWriteGroup *group)
 	return nhistograms;
 }
 
+/* in write_tables.c */
+extern PromMetricEntry *PromWriteCreateMetric(const char *metric,
+											  const char *const *labels,
+											  int nlabels, bool histograms);
+extern PromMetricEntry *PromWriteAddLabelColumns(const PromMetricEntry *entry,
+												 const char *const *labels,
+												 int nlabels);
+
 /* in write_rows.c */
 extern bool PromWriteGroupRows(const PromWriteGroup *group,
 							   const PromMetricEntry *entry);
