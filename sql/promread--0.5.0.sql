@@ -1,4 +1,4 @@
-/* promread 0.4.0: PostgreSQL tables read as Prometheus series */
+/* promread 0.5.0: PostgreSQL tables read as Prometheus series */
 
 \echo Use "CREATE EXTENSION promread" to load this file. \quit
 
@@ -80,6 +80,30 @@ CREATE VIEW prom_exemplars AS
 	SELECT metric, relation FROM prom_exemplar_catalog;
 GRANT SELECT ON prom_exemplars TO PUBLIC;
 
+--
+-- Metrics stored as Prometheus chunks (docs/chunk-storage.md): the tables
+-- behind a metric's registered view.  Written by prom_create_metric and
+-- remote write; an entry counts only while its metric is registered to its
+-- relation (the view), and goes when the metric is unregistered or one of
+-- its relations is dropped.
+--
+CREATE TABLE prom_storage_catalog (
+	metric text PRIMARY KEY,
+	relation regclass NOT NULL,
+	series regclass NOT NULL,
+	chunks regclass NOT NULL,
+	head regclass NOT NULL,
+	-- chunks and head rows older than this are dropped; NULL: kept
+	retention interval
+);
+REVOKE ALL ON prom_storage_catalog FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('prom_storage_catalog', '');
+
+CREATE VIEW prom_metric_storage AS
+	SELECT metric, relation, series, chunks, head, retention
+	FROM prom_storage_catalog;
+GRANT SELECT ON prom_metric_storage TO PUBLIC;
+
 CREATE FUNCTION prom_register(relation regclass, metric text DEFAULT NULL,
 		time_column name DEFAULT NULL, value_column name DEFAULT NULL,
 		label_columns name[] DEFAULT NULL)
@@ -92,7 +116,7 @@ CREATE FUNCTION prom_unregister(metric text)
 	AS 'MODULE_PATHNAME', 'prom_unregister'
 	LANGUAGE C STRICT VOLATILE;
 
--- Entries of dropped relations go with them (exemplar tables too).
+-- Entries of dropped relations go with them (exemplar and storage tables too).
 CREATE FUNCTION prom_catalog_forget_dropped()
 	RETURNS event_trigger
 	LANGUAGE plpgsql SECURITY DEFINER
@@ -109,6 +133,12 @@ BEGIN
 	WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
 	  AND d.objsubid OPERATOR(pg_catalog.=) 0
 	  AND c.relation::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+	DELETE FROM @extschema@.prom_storage_catalog AS c
+	USING pg_catalog.pg_event_trigger_dropped_objects() AS d
+	WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+	  AND d.objsubid OPERATOR(pg_catalog.=) 0
+	  AND d.objid OPERATOR(pg_catalog.=) ANY (ARRAY[c.relation, c.series,
+		c.chunks, c.head]::pg_catalog.oid[]);
 END
 $$;
 REVOKE ALL ON FUNCTION prom_catalog_forget_dropped() FROM PUBLIC;
