@@ -15,6 +15,13 @@ extern pg_attribute_noreturn() void PromStreamError(const char *detail);
 extern const char *PromReadFrame(const char *data, Size len, Size *pos,
 								 int64 frame, const char **message,
 								 Size *message_len);
+extern const char *PromXorChunkDecode(const void *data, Size len,
+									  PromSample **samples, int *capacity,
+									  int *nsamples);
+extern const char *PromHistogramChunkDecode(const uint8 *bytes, Size len,
+											bool is_float,
+											PromSample **samples,
+											int *nsamples);
 extern PromSample *PromDecodeChunk(int encoding, const void *data, Size len,
 								   int64 frame, size_t index, int *nsamples);
 extern PromSample *PromDecodeHistogramChunk(int encoding, const void *data,

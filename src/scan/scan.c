@@ -39,7 +39,7 @@
  *    each row's histogram is copied into the set, and the sample's value
  *    points to the copy (engine.h).
  * 5. With promread.report_phases on, each scan runs twice, the second time
- *    without grouping, to time the executor alone (run_scan).
+ *    without grouping, to time the executor alone (PromScanRun).
  * 6. A relation whose partitions are foreign tables on servers that list
  *    promread is read by its partitions' own grouping instead (shards.c):
  *    the statement asks each for its series, and its receiver adds them.
@@ -132,8 +132,8 @@ scan_receive(TupleTableSlot *slot, DestReceiver *self)
  * promread.report_phases runs again to time the executor alone.  The
  * sample is added up, so that it is read.
  */
-static bool
-scan_read_only(TupleTableSlot *slot, DestReceiver *self)
+bool
+PromScanReadOnly(TupleTableSlot *slot, DestReceiver *self)
 {
 	ScanReceiver *receiver = (ScanReceiver *) self;
 	int64		t;
@@ -217,8 +217,8 @@ PromScanInit(void)
  * are the rows, in the same snapshot.  Without a read_only function (the
  * shards' answers), the whole run is the scan phase.
  */
-static void
-run_scan(SPIPlanPtr plan, SPIExecuteOptions *options, ReceiveSlotFn read_only)
+void
+PromScanRun(SPIPlanPtr plan, SPIExecuteOptions *options, ReceiveSlotFn read_only)
 {
 	DestReceiver *dest = options->dest;
 	ReceiveSlotFn receive = dest->receiveSlot;
@@ -259,9 +259,9 @@ run_scan(SPIPlanPtr plan, SPIExecuteOptions *options, ReceiveSlotFn read_only)
  * other error, or one after samples were added to the set (when there is
  * one), fails the query.
  */
-static bool
-run_skipping_unreadable(void (*step) (void *arg), void *arg,
-						PromSeriesSet *set)
+bool
+PromScanRunSkippingUnreadable(void (*step) (void *arg), void *arg,
+							  PromSeriesSet *set)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
@@ -297,7 +297,7 @@ run_skipping_unreadable(void (*step) (void *arg), void *arg,
 	return done;
 }
 
-/* A scan's run, as run_skipping_unreadable's step. */
+/* A scan's run, as PromScanRunSkippingUnreadable's step. */
 typedef struct ScanRun
 {
 	SPIPlanPtr	plan;
@@ -311,7 +311,7 @@ scan_run_step(void *arg)
 {
 	ScanRun    *run = (ScanRun *) arg;
 
-	run_scan(run->plan, run->options, run->read_only);
+	PromScanRun(run->plan, run->options, run->read_only);
 }
 
 /*
@@ -363,8 +363,8 @@ PromScanBeginCall(void)
  * entry goes with it), or another session's temporary table, which no
  * other session can read.
  */
-static bool
-lock_metric_relation(const PromMetricEntry *entry, bool named)
+bool
+PromScanLockRelation(const PromMetricEntry *entry, bool named)
 {
 	Oid			relid = entry->relid;
 
@@ -389,14 +389,15 @@ lock_metric_relation(const PromMetricEntry *entry, bool named)
 }
 
 /*
- * Read a registered column of the locked relation: its declared type (the
- * scan's result type), base type and collation.  False when it is missing.
+ * Read a registered column of a locked relation (the metric's, or a table of
+ * its chunk storage): its declared type (the scan's result type), base type
+ * and collation.  False when it is missing (reported).
  */
-static bool
-read_column(const PromMetricEntry *entry, const char *name, bool named,
-			MetricColumn *column)
+bool
+PromScanReadColumn(const PromMetricEntry *entry, Oid relid, const char *name,
+				   bool named, MetricColumn *column)
 {
-	AttrNumber	attnum = get_attnum(entry->relid, name);
+	AttrNumber	attnum = get_attnum(relid, name);
 	int32		typmod;
 
 	column->name = name;
@@ -404,18 +405,18 @@ read_column(const PromMetricEntry *entry, const char *name, bool named,
 	{
 		report_misfit(entry, named, ERRCODE_UNDEFINED_COLUMN,
 					  psprintf("column \"%s\" of relation \"%s\" registered for metric \"%s\" does not exist",
-							   name, get_rel_name(entry->relid), entry->metric));
+							   name, get_rel_name(relid), entry->metric));
 		return false;
 	}
-	get_atttypetypmodcoll(entry->relid, attnum, &column->type, &typmod,
+	get_atttypetypmodcoll(relid, attnum, &column->type, &typmod,
 						  &column->collation);
 	column->basetype = getBaseType(column->type);
 	return true;
 }
 
 /* Check a time or value column's type; false (reported) when it is not one. */
-static bool
-check_column_type(const PromMetricEntry *entry, bool named,
+bool
+PromScanCheckColumnType(const PromMetricEntry *entry, bool named,
 				  const MetricColumn *column, const char *role, bool ok)
 {
 	if (!ok)
@@ -436,26 +437,42 @@ read_metric_columns(const PromMetricEntry *entry, bool named,
 					MetricColumn *labels)
 {
 	Oid			type;
-	int			i;
 
-	if (!read_column(entry, entry->time_column, named, time_column) ||
-		!read_column(entry, entry->value_column, named, value_column))
+	if (!PromScanReadColumn(entry, entry->relid, entry->time_column, named,
+							time_column) ||
+		!PromScanReadColumn(entry, entry->relid, entry->value_column, named,
+							value_column))
 		return false;
 	type = time_column->basetype;
-	if (!check_column_type(entry, named, time_column, "time",
+	if (!PromScanCheckColumnType(entry, named, time_column, "time",
 						   type == TIMESTAMPTZOID || type == TIMESTAMPOID ||
 						   type == INT8OID))
 		return false;
 	type = value_column->basetype;
-	if (!check_column_type(entry, named, value_column, "value",
+	if (!PromScanCheckColumnType(entry, named, value_column, "value",
 						   type == FLOAT8OID || type == FLOAT4OID ||
 						   type == NUMERICOID || type == INT2OID ||
 						   type == INT4OID || type == INT8OID ||
 						   PromIsHistogramType(type)))
 		return false;
+	return PromScanReadLabelColumns(entry, entry->relid, named, labels);
+}
+
+/*
+ * Read the registered label columns, then the column of overflow labels if
+ * any, of a locked relation (the metric's, or its chunk storage's series
+ * table): false when the registration no longer fits them (reported).
+ */
+bool
+PromScanReadLabelColumns(const PromMetricEntry *entry, Oid relid, bool named,
+						 MetricColumn *labels)
+{
+	int			i;
+
 	for (i = 0; i < entry->nlabels; i++)
 	{
-		if (!read_column(entry, entry->label_columns[i], named, &labels[i]))
+		if (!PromScanReadColumn(entry, relid, entry->label_columns[i], named,
+								&labels[i]))
 			return false;
 		labels[i].label = entry->label_names[i];
 		labels[i].kind = PromLabelKindOf(labels[i].type);
@@ -464,8 +481,9 @@ read_metric_columns(const PromMetricEntry *entry, bool named,
 	{
 		MetricColumn *overflow = &labels[entry->nlabels];
 
-		if (!read_column(entry, entry->overflow_column, named, overflow) ||
-			!check_column_type(entry, named, overflow, "overflow labels",
+		if (!PromScanReadColumn(entry, relid, entry->overflow_column, named,
+								overflow) ||
+			!PromScanCheckColumnType(entry, named, overflow, "overflow labels",
 							   overflow->basetype == JSONBOID))
 			return false;
 		/* no label's name: its labels are its values' */
@@ -550,7 +568,7 @@ prepare_metric_scan(const PromMetricEntry *entry, const PromQuery *query,
 	scan->labels = labels;
 	scan->nlabels = nlabels;
 	scan->overflow = entry->overflow_column != NULL ? entry->nlabels : -1;
-	if (!lock_metric_relation(entry, named) ||
+	if (!PromScanLockRelation(entry, named) ||
 		!read_metric_columns(entry, named, &scan->time_column,
 							 &scan->value_column, labels))
 		return false;
@@ -577,12 +595,14 @@ prepare_metric_scan(const PromMetricEntry *entry, const PromQuery *query,
 /*
  * Add a layout for the scan's rows to the set: the label columns, then
  * __name__, a constant label; and the matchers the engine decides per
- * value.  Sets up the receiver of the rows.
+ * value.  Returns the receiver of the rows (label columns, time, value),
+ * and sets *layout.
  */
-static void
-add_scan_layout(PromSeriesSet *set, const MetricScan *scan,
-				ScanReceiver *receiver)
+DestReceiver *
+PromScanReceiverCreate(PromSeriesSet *set, const MetricScan *scan,
+					   PromLayout **layout)
 {
+	ScanReceiver *receiver = palloc0(sizeof(ScanReceiver));
 	int			nlabels = scan->nlabels;
 	const char **names = palloc(sizeof(char *) * (nlabels + 1));
 	PromLabelKind *kinds = palloc(sizeof(PromLabelKind) * (nlabels + 1));
@@ -607,7 +627,6 @@ add_scan_layout(PromSeriesSet *set, const MetricScan *scan,
 	result_types[nlabels + 1] = PromIsHistogramType(scan->value_column.basetype) ?
 		scan->value_column.basetype : FLOAT8OID;
 
-	memset(receiver, 0, sizeof(ScanReceiver));
 	receiver->pub.receiveSlot = scan_receive;
 	receiver->pub.rStartup = scan_startup;
 	receiver->pub.rShutdown = scan_shutdown;
@@ -634,6 +653,8 @@ add_scan_layout(PromSeriesSet *set, const MetricScan *scan,
 	receiver->metric = scan->entry->metric;
 	receiver->time_kind = scan->time_column.basetype == INT8OID ?
 		TIME_EPOCH_MS : TIME_TIMESTAMP;
+	*layout = receiver->layout;
+	return &receiver->pub;
 }
 
 /*
@@ -648,15 +669,22 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 			   const PromQuery *query, bool named)
 {
 	MetricScan	scan;
-	ScanReceiver receiver;
+	PromLayout *layout;
 	ScanStatement shard_stmt;
 	List	   *partitions;
 	const ScanStatement *stmt = &scan.stmt;
-	ReceiveSlotFn read_only = scan_read_only;
+	ReceiveSlotFn read_only = PromScanReadOnly;
 	SPIExecuteOptions options;
 	SPIPlanPtr	plan;
-	uint64		begin = PromPhaseBegin();
+	ChunkStorage storage;
+	uint64		begin;
 
+	if (PromChunkStorageOf(entry, &storage))
+	{
+		PromScanChunkMetric(set, entry, &storage, query, named);
+		return;
+	}
+	begin = PromPhaseBegin();
 	if (!prepare_metric_scan(entry, query, named, &scan))
 	{
 		PromPhaseEnd(PROM_PHASE_PLAN, begin);
@@ -670,10 +698,7 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 		read_only = NULL;
 	}
 	else
-	{
-		add_scan_layout(set, &scan, &receiver);
-		options.dest = &receiver.pub;
-	}
+		options.dest = PromScanReceiverCreate(set, &scan, &layout);
 	elog(DEBUG1, "promread scan of metric \"%s\": %s", entry->metric,
 		 stmt->sql.data);
 	plan = PromScanCachedPlan(stmt);
@@ -682,74 +707,119 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 	options.params = PromScanStatementParams(stmt);
 	options.read_only = true;
 	if (named)
-		run_scan(plan, &options, read_only);
+		PromScanRun(plan, &options, read_only);
 	else
 	{
 		ScanRun		run = {plan, &options, read_only};
 		ReceiveSlotFn receive = options.dest->receiveSlot;
 
-		if (!run_skipping_unreadable(scan_run_step, &run, set))
+		if (!PromScanRunSkippingUnreadable(scan_run_step, &run, set))
 			options.dest->receiveSlot = receive;
 	}
 }
 
-/* An EXPLAIN of a scan's statement, as run_skipping_unreadable's step. */
+/*
+ * The EXPLAINs of a read's statements, as PromScanRunSkippingUnreadable's
+ * step: the plan of each, after its title if it has one.
+ */
 typedef struct ExplainRun
 {
-	const char *sql;
-	const ScanStatement *stmt;
+	const char *options;		/* EXPLAIN's */
+	int			nstmts;
+	const ScanStatement *stmts[2];
+	const char *titles[2];
+	List	   *lines;
 } ExplainRun;
 
-/* Run the EXPLAIN of a scan's statement (an ExplainRun) into SPI_tuptable. */
+/* Run the EXPLAINs of an ExplainRun, adding their lines to its own. */
 static void
 explain_run_step(void *arg)
 {
 	ExplainRun *run = (ExplainRun *) arg;
-	int			nest = PromScanUseCustomPlans();
-	int			rc;
+	int			i;
 
-	rc = SPI_execute_with_args(run->sql, run->stmt->nparams,
-							   (Oid *) run->stmt->param_types,
-							   (Datum *) run->stmt->param_values, NULL, false, 0);
-	AtEOXact_GUC(true, nest);
-	if (rc < 0)
-		elog(ERROR, "promread explain failed: %s", SPI_result_code_string(rc));
+	for (i = 0; i < run->nstmts; i++)
+	{
+		const ScanStatement *stmt = run->stmts[i];
+		int			nest = PromScanUseCustomPlans();
+		uint64		k;
+		int			rc;
+
+		rc = SPI_execute_with_args(psprintf("EXPLAIN (%s) %s", run->options,
+											stmt->sql.data),
+								   stmt->nparams, (Oid *) stmt->param_types,
+								   (Datum *) stmt->param_values, NULL, false, 0);
+		AtEOXact_GUC(true, nest);
+		if (rc < 0)
+			elog(ERROR, "promread explain failed: %s", SPI_result_code_string(rc));
+		if (run->titles[i] != NULL)
+			run->lines = lappend(run->lines, psprintf("  %s", run->titles[i]));
+		for (k = 0; k < SPI_processed; k++)
+			run->lines = lappend(run->lines,
+								 psprintf("  %s", SPI_getvalue(SPI_tuptable->vals[k],
+															   SPI_tuptable->tupdesc, 1)));
+	}
 }
 
 /*
  * The lines that explain reading one metric relation for a query: the
  * metric, the matchers the engine decides per value, then the plan of its
  * statement (EXPLAIN, with ANALYZE when asked: the statement then runs, its
- * rows discarded), planned for the query's values as reads plan it.  NIL
- * when nothing would be read, or when a relation the caller may not read
- * is skipped, as PromScanMetric skips it.  The caller is connected to SPI.
+ * rows discarded), planned for the query's values as reads plan it; of a
+ * metric in chunk storage, the plans of its chunk and head statements.
+ * NIL when nothing would be read, or when a relation the caller may not
+ * read is skipped, as PromScanMetric skips it.  The caller is connected to
+ * SPI.
  */
 List *
 PromExplainMetric(const PromMetricEntry *entry, const PromQuery *query,
 				  bool named, bool analyze)
 {
-	MetricScan	scan;
+	MetricScan	scan_data;
+	ChunkScan	chunk_scan;
+	ChunkStorage storage;
+	const MetricScan *scan = &scan_data;
 	ScanStatement shard_stmt;
 	List	   *partitions;
-	const ScanStatement *stmt = &scan.stmt;
-	StringInfoData sql;
 	List	   *lines = NIL;
 	ListCell   *lc;
 	ExplainRun	run;
-	uint64		i;
 
-	if (!prepare_metric_scan(entry, query, named, &scan))
-		return NIL;
-	lines = lappend(lines, psprintf("metric %s: %s", entry->metric,
-									get_rel_name(entry->relid)));
-	if (PromShardScanPrepare(&scan, &shard_stmt, &partitions))
+	memset(&run, 0, sizeof(run));
+	run.options = analyze ? "ANALYZE, BUFFERS, TIMING OFF" : "COSTS ON";
+	if (PromChunkStorageOf(entry, &storage))
 	{
-		stmt = &shard_stmt;
-		foreach(lc, partitions)
-			lines = lappend(lines, psprintf("  grouped on its shard: %s",
-											PromQuotedRelationName(lfirst_oid(lc))));
+		if (!PromChunkScanPrepare(entry, &storage, query, named, &chunk_scan))
+			return NIL;
+		scan = &chunk_scan.scan;
+		lines = lappend(lines, psprintf("metric %s: %s, in chunk storage",
+										entry->metric, get_rel_name(entry->relid)));
+		run.nstmts = 2;
+		run.stmts[0] = &chunk_scan.chunks;
+		run.titles[0] = psprintf("chunks: %s",
+								 PromQuotedRelationName(storage.chunks));
+		run.stmts[1] = &chunk_scan.head;
+		run.titles[1] = psprintf("head: %s",
+								 PromQuotedRelationName(storage.head));
 	}
-	foreach(lc, scan.filters)
+	else
+	{
+		if (!prepare_metric_scan(entry, query, named, &scan_data))
+			return NIL;
+		lines = lappend(lines, psprintf("metric %s: %s", entry->metric,
+										get_rel_name(entry->relid)));
+		run.nstmts = 1;
+		run.stmts[0] = &scan_data.stmt;
+		if (PromShardScanPrepare(&scan_data, &shard_stmt, &partitions))
+		{
+			run.stmts[0] = &shard_stmt;
+			run.options = psprintf("%s, VERBOSE", run.options);
+			foreach(lc, partitions)
+				lines = lappend(lines, psprintf("  grouped on its shard: %s",
+												PromQuotedRelationName(lfirst_oid(lc))));
+		}
+	}
+	foreach(lc, scan->filters)
 	{
 		const ScanFilter *filter = lfirst(lc);
 
@@ -758,7 +828,7 @@ PromExplainMetric(const PromMetricEntry *entry, const PromQuery *query,
 										PromMatchTypeOperator(filter->matcher->type),
 										filter->matcher->value));
 	}
-	foreach(lc, scan.decisions)
+	foreach(lc, scan->decisions)
 	{
 		const ValueDecision *decision = lfirst(lc);
 
@@ -768,19 +838,9 @@ PromExplainMetric(const PromMetricEntry *entry, const PromQuery *query,
 										decision->matcher->value,
 										decision->naccepted, decision->nvalues));
 	}
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "EXPLAIN (%s%s) %s",
-					 analyze ? "ANALYZE, BUFFERS, TIMING OFF" : "COSTS ON",
-					 stmt == &shard_stmt ? ", VERBOSE" : "", stmt->sql.data);
-	run.sql = sql.data;
-	run.stmt = stmt;
 	if (named)
 		explain_run_step(&run);
-	else if (!run_skipping_unreadable(explain_run_step, &run, NULL))
+	else if (!PromScanRunSkippingUnreadable(explain_run_step, &run, NULL))
 		return NIL;
-	for (i = 0; i < SPI_processed; i++)
-		lines = lappend(lines, psprintf("  %s",
-										SPI_getvalue(SPI_tuptable->vals[i],
-													 SPI_tuptable->tupdesc, 1)));
-	return lines;
+	return list_concat(lines, run.lines);
 }

@@ -3,8 +3,9 @@
  * scan_internal.h
  *	  The read of one metric relation, shared by scan.c (locking, columns,
  *	  the executor and the receiver), scan_predicates.c (the statement's
- *	  predicates), scan_plans.c (cached plans) and shards.c (partitions
- *	  that group their own rows).  scan.h is what other folders call.
+ *	  predicates), scan_plans.c (cached plans), shards.c (partitions
+ *	  that group their own rows) and scan_chunks.c (metrics in chunk
+ *	  storage).  scan.h is what other folders call.
  *
  *-------------------------------------------------------------------------
  */
@@ -82,6 +83,55 @@ typedef struct MetricScan
 
 /* A DestReceiver's function that takes a row. */
 typedef bool (*ReceiveSlotFn) (TupleTableSlot *slot, DestReceiver *self);
+
+/* The tables of a metric in chunk storage (docs/chunk-storage.md). */
+typedef struct ChunkStorage
+{
+	Oid			series;
+	Oid			chunks;
+	Oid			head;
+} ChunkStorage;
+
+/* The read of a metric in chunk storage for one query, before it runs. */
+typedef struct ChunkScan
+{
+	MetricScan	scan;			/* its stmt: the series the matchers select */
+	ChunkStorage storage;
+	ScanStatement chunks;		/* the chunks of those series in the range */
+	ScanStatement head;			/* their head rows in the range */
+	bool		histograms;		/* the metric's values are histograms */
+} ChunkScan;
+
+/* in scan.c */
+extern bool PromScanLockRelation(const PromMetricEntry *entry, bool named);
+extern bool PromScanReadColumn(const PromMetricEntry *entry, Oid relid,
+							   const char *name, bool named,
+							   MetricColumn *column);
+extern bool PromScanReadLabelColumns(const PromMetricEntry *entry, Oid relid,
+									 bool named, MetricColumn *labels);
+extern bool PromScanCheckColumnType(const PromMetricEntry *entry, bool named,
+									const MetricColumn *column,
+									const char *role, bool ok);
+extern DestReceiver *PromScanReceiverCreate(PromSeriesSet *set,
+											const MetricScan *scan,
+											PromLayout **layout);
+extern bool PromScanReadOnly(TupleTableSlot *slot, DestReceiver *self);
+extern void PromScanRun(SPIPlanPtr plan, SPIExecuteOptions *options,
+						ReceiveSlotFn read_only);
+extern bool PromScanRunSkippingUnreadable(void (*step) (void *arg), void *arg,
+										  PromSeriesSet *set);
+
+/* in scan_chunks.c */
+extern bool PromChunkStorageOf(const PromMetricEntry *entry,
+							   ChunkStorage *storage);
+extern bool PromChunkScanPrepare(const PromMetricEntry *entry,
+								 const ChunkStorage *storage,
+								 const PromQuery *query, bool named,
+								 ChunkScan *cs);
+extern void PromScanChunkMetric(PromSeriesSet *set,
+								const PromMetricEntry *entry,
+								const ChunkStorage *storage,
+								const PromQuery *query, bool named);
 
 /* in scan_plans.c */
 extern SPIPlanPtr PromScanCachedPlan(const ScanStatement *stmt);
