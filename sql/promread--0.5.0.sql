@@ -548,3 +548,26 @@ CREATE AGGREGATE prom_chunked_response_agg(ts bigint,
 	DESERIALFUNC = prom_read_response_agg_deserialfn,
 	PARALLEL = SAFE
 );
+
+--
+-- Chunk storage (docs/chunk-storage.md)
+--
+
+-- The samples of a stored chunk: an XOR chunk's floats, a histogram (2) or
+-- float histogram (3) chunk's histograms; bytes that are no such chunk
+-- raise 22P03.
+CREATE FUNCTION prom_chunk_samples(chunk bytea)
+	RETURNS TABLE (ts timestamptz, value double precision)
+	AS 'MODULE_PATHNAME', 'prom_chunk_samples'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE ROWS 120;
+
+CREATE FUNCTION prom_chunk_histograms(encoding smallint, chunk bytea)
+	RETURNS TABLE (ts timestamptz, value prom_histogram)
+	AS 'MODULE_PATHNAME', 'prom_chunk_histograms'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE ROWS 120;
+
+-- A chunk's number of samples (its first two bytes), of any encoding
+CREATE FUNCTION prom_chunk_sample_count(chunk bytea)
+	RETURNS integer
+	AS 'MODULE_PATHNAME', 'prom_chunk_sample_count'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
