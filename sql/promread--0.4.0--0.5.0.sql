@@ -148,11 +148,13 @@ BEGIN
 					INTO series, samples;
 			END IF;
 		END IF;
-		SELECT sum(pg_total_relation_size(p.relid))::bigint
+		SELECT sum(pg_total_relation_size(r.oid))::bigint
 		INTO bytes
-		FROM unnest(tables) AS t, pg_partition_tree(t) AS p
-		JOIN pg_class AS r ON r.oid OPERATOR(pg_catalog.=) p.relid
-		WHERE r.relkind IN ('r', 'm', 'p', 't');
+		FROM pg_class AS r
+		WHERE r.relkind IN ('r', 'm')
+		  AND (r.oid OPERATOR(pg_catalog.=) ANY (tables::oid[])
+			OR r.oid IN (SELECT p.relid
+						 FROM unnest(tables) AS t, pg_partition_tree(t) AS p));
 		bytes_per_sample := bytes::float8 / nullif(samples, 0);
 		RETURN NEXT;
 	END LOOP;

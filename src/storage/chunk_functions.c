@@ -137,11 +137,39 @@ prom_chunk_samples(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Check a histogram decoded from a chunk as the type's input checks one:
+ * one that breaks Prometheus's rules (22023) makes the chunk invalid
+ * (22P03), so that every value of the type is a valid histogram.
+ */
+static void
+check_decoded_histogram(const PromHistogram *h, int encoding)
+{
+	MemoryContext context = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		PromHistogramCheck(h);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(context);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_INVALID_PARAMETER_VALUE)
+			PG_RE_THROW();
+		FlushErrorState();
+		invalid_chunk(encoding, edata->message);
+	}
+	PG_END_TRY();
+}
+
+/*
  * prom_chunk_histograms(encoding smallint, chunk bytea) RETURNS TABLE (ts
  * timestamptz, value prom_histogram): the samples of a histogram (2) or
- * float histogram (3) chunk, each histogram checked as the type's input
- * checks one (22023).  A stale marker is a histogram whose sum is the
- * stale NaN, as remote read sends it.
+ * float histogram (3) chunk, each histogram checked (see above).  A stale
+ * marker is a histogram whose sum is the stale NaN, as remote read sends
+ * it.
  */
 Datum
 prom_chunk_histograms(PG_FUNCTION_ARGS)
@@ -167,7 +195,7 @@ prom_chunk_histograms(PG_FUNCTION_ARGS)
 		Datum		values[2];
 		bool		isnull[2] = {false, false};
 
-		PromHistogramCheck(h);
+		check_decoded_histogram(h, encoding);
 		values[0] = TimestampTzGetDatum(PromStorageTimestamp(samples[i].t));
 		values[1] = PointerGetDatum(h);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
