@@ -10,10 +10,11 @@
  * registered again with prom_register, or unregistered, loses its entry
  * (catalog.c calls PromStorageCatalogForget), and the event trigger
  * prom_catalog_forget_dropped removes the entry of a dropped relation.
- * Writers hold the metric's lock of the metric catalog
- * (PromCatalogLockForWrite), as every writer of a metric's registration
- * does, and open the table with PROM_CATALOG_WRITE_LOCK; readers read it
- * as committed now, under AccessShareLock, as PromCatalogFind does.
+ * Writers hold the metric's lock of the metric catalog (the one
+ * PromCatalogLockForWrite takes), as every writer of a metric's
+ * registration does, and open the table with PROM_CATALOG_WRITE_LOCK;
+ * readers read it as committed now, under AccessShareLock, as
+ * PromCatalogFind does.
  *
  *-------------------------------------------------------------------------
  */
@@ -181,7 +182,6 @@ PromStorageCatalogStore(const PromStorageEntry *entry)
 	values[Anum_storage_chunks - 1] = ObjectIdGetDatum(entry->chunks);
 	values[Anum_storage_head - 1] = ObjectIdGetDatum(entry->head);
 	isnull[Anum_storage_retention - 1] = true;
-	PromCatalogLockName(rel, entry->metric);
 	PromCatalogStoreRow(rel, indexid, entry->metric, values, isnull, NULL);
 }
 
@@ -202,7 +202,6 @@ PromStorageCatalogForget(const char *metric)
 
 	if (rel == NULL)
 		return;
-	PromCatalogLockName(rel, metric);
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	ScanKeyInit(&key, Anum_storage_metric, BTEqualStrategyNumber, F_TEXTEQ,
 				CStringGetTextDatum(metric));
