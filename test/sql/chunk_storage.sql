@@ -261,6 +261,9 @@ SELECT bytes = (SELECT sum(pg_total_relation_size(r))
 					'"cs_cpu#chunks_20231114"', '"cs_cpu#chunks_20231115"',
 					'"cs_cpu#chunks_19691231"']::regclass[]) AS r) AS all_relations
 FROM prom_metric_sizes WHERE metric = 'cs_cpu';
+-- one metric's
+SELECT metric, storage, series, samples, bytes > 0 AS has_bytes
+FROM prom_get_metric_sizes('cs_rows');
 -- a metric registered as a view has no bytes of its own
 CREATE VIEW cs_rows_view AS SELECT * FROM cs_rows;
 SELECT prom_register('cs_rows_view');
