@@ -193,14 +193,15 @@ get_xor(XorReader *r, uint64 *bits, int *leading, int *trailing)
 /*
  * Decode an XOR chunk into *samples, an array of *capacity samples that is
  * reused when the chunk's samples fit, else allocated (repalloc'd when not
- * NULL) in CurrentMemoryContext, and *capacity set.  Returns NULL, or the
- * reason the data is not a valid chunk (a phrase such as "it ends inside a
- * varint"): the data is untrusted and never read past its end.  Bits after
- * the last sample (padding) are ignored, as Prometheus does.
+ * NULL) in CurrentMemoryContext, and *capacity set: a reader of many chunks
+ * allocates once.  Returns NULL, or the reason the data is not a valid
+ * chunk (a phrase such as "it ends inside a varint"): the data is
+ * untrusted and never read past its end.  Bits after the last sample
+ * (padding) are ignored, as Prometheus does.
  */
 const char *
-PromXorChunkDecode(const void *data, Size len, PromSample **samples,
-				   int *capacity, int *nsamples)
+PromXorChunkDecodeInto(const void *data, Size len, PromSample **samples,
+					   int *capacity, int *nsamples)
 {
 	const uint8 *bytes = data;
 	XorReader	r;
@@ -298,6 +299,20 @@ PromXorChunkDecode(const void *data, Size len, PromSample **samples,
 }
 
 /*
+ * Decode an XOR chunk into a palloc'd array of its samples, as
+ * PromXorChunkDecodeInto does.
+ */
+const char *
+PromXorChunkDecode(const void *data, Size len, PromSample **samples,
+				   int *nsamples)
+{
+	int			capacity = 0;
+
+	*samples = NULL;
+	return PromXorChunkDecodeInto(data, len, samples, &capacity, nsamples);
+}
+
+/*
  * Decode a Chunk message's data into a palloc'd array of its samples, or
  * raise an error naming the chunk (its index in frame number frame): an
  * encoding other than XOR is 0A000, data that is not a valid chunk 22P03.
@@ -306,8 +321,7 @@ PromSample *
 PromDecodeChunk(int encoding, const void *data, Size len, int64 frame,
 				size_t index, int *nsamples)
 {
-	PromSample *samples = NULL;
-	int			capacity = 0;
+	PromSample *samples;
 	const char *reason;
 
 	if (encoding != PROMETHEUS__CHUNK__ENCODING__XOR)
@@ -316,7 +330,7 @@ PromDecodeChunk(int encoding, const void *data, Size len, int64 frame,
 				 errmsg("could not decode remote read response"),
 				 errdetail("Chunk %zu of frame %lld has encoding %d; only XOR chunks (1) are decoded.",
 						   index, (long long) frame, encoding)));
-	reason = PromXorChunkDecode(data, len, &samples, &capacity, nsamples);
+	reason = PromXorChunkDecode(data, len, &samples, nsamples);
 	if (reason != NULL)
 		PromStreamError(psprintf("Chunk %zu of frame %lld is not a valid XOR chunk: %s.",
 							  index, (long long) frame, reason));
@@ -526,12 +540,13 @@ layout_histogram(const ChunkLayout *layout, bool is_float, bool stale)
  * that sum alone.
  */
 const char *
-PromHistogramChunkDecode(const uint8 *bytes, Size len, bool is_float,
+PromHistogramChunkDecode(const void *data, Size len, bool is_float,
 						 PromSample **samples, int *nsamples)
 {
 	static const uint8 first_hints[4] = {
 		PROM_RESET_UNKNOWN, PROM_RESET_NO, PROM_RESET_YES, PROM_RESET_GAUGE
 	};
+	const uint8 *bytes = data;
 	XorReader	r;
 	ChunkLayout layout;
 	PromSample *out;

@@ -14,9 +14,13 @@
 
 #include "engine/engine.h"
 
-/* in scan.c */
+/* in scan_exec.c */
 extern void PromScanInit(void);
+
+/* in scan_columns.c */
 extern void PromScanBeginCall(void);
+
+/* in scan.c */
 extern void PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 						   const PromQuery *query, bool named);
 extern List *PromExplainMetric(const PromMetricEntry *entry,

@@ -58,36 +58,18 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/htup_details.h"
-#include "access/table.h"
 #include "catalog/pg_type.h"
 #include "histogram/histogram.h"
 #include "miscadmin.h"
 #include "phases.h"
-#include "protocol/chunk_decode.h"
+#include "protocol/protocol.h"
 #include "scan_internal.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/snapmgr.h"
 #include "utils/syscache.h"
-
-/* The storage catalog and its columns. */
-#define STORAGE_TABLE	"prom_storage_catalog"
-#define STORAGE_INDEX	"prom_storage_catalog_pkey"
-enum
-{
-	Anum_storage_metric = 1,
-	Anum_storage_relation,
-	Anum_storage_series,
-	Anum_storage_chunks,
-	Anum_storage_head,
-	Natts_storage_read = Anum_storage_head
-};
 
 /* The length of Prometheus's windows, in which each chunk lies. */
 #define CHUNK_WINDOW_MS		INT64CONST(7200000)
@@ -114,50 +96,16 @@ typedef struct ChunkReceiver
 } ChunkReceiver;
 
 /*
- * The tables of a metric in chunk storage: true, and *storage set, when
- * prom_storage_catalog has an entry for the metric whose relation is the
- * one registered.  False when the extension's objects predate the storage
- * catalog (then no metric is in chunk storage).
+ * The storage catalog's entry of a metric in chunk storage, or NULL: the
+ * metric is not in chunk storage, or its entry does not count (its
+ * relation is not the one registered).
  */
-bool
-PromChunkStorageOf(const PromMetricEntry *entry, ChunkStorage *storage)
+const PromStorageEntry *
+PromChunkStorageOf(const PromMetricEntry *entry)
 {
-	Relation	rel;
-	Oid			indexid;
-	ScanKeyData key;
-	SysScanDesc scan;
-	Snapshot	snapshot;
-	HeapTuple	tuple;
-	bool		found = false;
+	const PromStorageEntry *storage = PromStorageLookup(entry->metric);
 
-	if (!OidIsValid(get_relname_relid(STORAGE_TABLE, PromExtensionNamespace())))
-		return false;
-	snapshot = RegisterSnapshot(ActiveSnapshotSet() ? GetActiveSnapshot() :
-								GetTransactionSnapshot());
-	rel = PromCatalogOpenTable(STORAGE_TABLE, STORAGE_INDEX, AccessShareLock,
-							   &indexid);
-	ScanKeyInit(&key, Anum_storage_metric, BTEqualStrategyNumber, F_TEXTEQ,
-				CStringGetTextDatum(entry->metric));
-	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
-	{
-		TupleDesc	desc = RelationGetDescr(rel);
-		bool		isnull;
-
-		found = DatumGetObjectId(heap_getattr(tuple, Anum_storage_relation,
-											  desc, &isnull)) == entry->relid;
-		storage->series = DatumGetObjectId(heap_getattr(tuple, Anum_storage_series,
-														desc, &isnull));
-		storage->chunks = DatumGetObjectId(heap_getattr(tuple, Anum_storage_chunks,
-														desc, &isnull));
-		storage->head = DatumGetObjectId(heap_getattr(tuple, Anum_storage_head,
-													  desc, &isnull));
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	UnregisterSnapshot(snapshot);
-	return found;
+	return storage != NULL && storage->relation == entry->relid ? storage : NULL;
 }
 
 /*
@@ -201,7 +149,7 @@ copy_params(ScanStatement *stmt, const ScanStatement *from)
  * can match).
  */
 bool
-PromChunkScanPrepare(const PromMetricEntry *entry, const ChunkStorage *storage,
+PromChunkScanPrepare(const PromMetricEntry *entry, const PromStorageEntry *storage,
 					 const PromQuery *query, bool named, ChunkScan *cs)
 {
 	MetricScan *scan = &cs->scan;
@@ -354,19 +302,20 @@ chunk_receive(TupleTableSlot *slot, DestReceiver *self)
 	encoding = DatumGetInt16(slot->tts_values[n + 2]);
 	oldcxt = MemoryContextSwitchTo(receiver->chunk_context);
 	chunk = DatumGetByteaPP(slot->tts_values[n + 3]);
-	if (!receiver->histograms && encoding == PROMETHEUS__CHUNK__ENCODING__XOR)
+	if (!receiver->histograms && encoding == PROM_CHUNK_XOR)
 	{
 		MemoryContextSwitchTo(receiver->context);
-		reason = PromXorChunkDecode(VARDATA_ANY(chunk), VARSIZE_ANY_EXHDR(chunk),
-									&receiver->buffer, &receiver->capacity,
-									&nsamples);
+		reason = PromXorChunkDecodeInto(VARDATA_ANY(chunk),
+										VARSIZE_ANY_EXHDR(chunk),
+										&receiver->buffer, &receiver->capacity,
+										&nsamples);
 	}
 	else if (receiver->histograms &&
-			 (encoding == PROMETHEUS__CHUNK__ENCODING__HISTOGRAM ||
-			  encoding == PROMETHEUS__CHUNK__ENCODING__FLOAT_HISTOGRAM))
-		reason = PromHistogramChunkDecode((const uint8 *) VARDATA_ANY(chunk),
+			 (encoding == PROM_CHUNK_HISTOGRAM ||
+			  encoding == PROM_CHUNK_FLOAT_HISTOGRAM))
+		reason = PromHistogramChunkDecode(VARDATA_ANY(chunk),
 										  VARSIZE_ANY_EXHDR(chunk),
-										  encoding == PROMETHEUS__CHUNK__ENCODING__FLOAT_HISTOGRAM,
+										  encoding == PROM_CHUNK_FLOAT_HISTOGRAM,
 										  &samples, &nsamples);
 	else
 		report_bad_chunk(receiver, slot,
@@ -499,7 +448,7 @@ chunk_run_step(void *arg)
  */
 void
 PromScanChunkMetric(PromSeriesSet *set, const PromMetricEntry *entry,
-					const ChunkStorage *storage, const PromQuery *query,
+					const PromStorageEntry *storage, const PromQuery *query,
 					bool named)
 {
 	ChunkScan	cs;

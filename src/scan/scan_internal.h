@@ -1,11 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * scan_internal.h
- *	  The read of one metric relation, shared by scan.c (locking, columns,
- *	  the executor and the receiver), scan_predicates.c (the statement's
- *	  predicates), scan_plans.c (cached plans), shards.c (partitions
- *	  that group their own rows) and scan_chunks.c (metrics in chunk
- *	  storage).  scan.h is what other folders call.
+ *	  The read of one metric relation, shared by scan.c (its statement),
+ *	  scan_columns.c (locking, columns), scan_exec.c (the executor and the
+ *	  receiver), scan_predicates.c (the statement's predicates),
+ *	  scan_plans.c (cached plans), shards.c (partitions that group their
+ *	  own rows) and scan_chunks.c (metrics in chunk storage).  scan.h is
+ *	  what other folders call.
  *
  *-------------------------------------------------------------------------
  */
@@ -16,6 +17,7 @@
 #include "lib/stringinfo.h"
 #include "tcop/dest.h"
 #include "scan.h"
+#include "storage/storage.h"
 
 /* How the time column is stored. */
 typedef enum TimeKind
@@ -84,25 +86,17 @@ typedef struct MetricScan
 /* A DestReceiver's function that takes a row. */
 typedef bool (*ReceiveSlotFn) (TupleTableSlot *slot, DestReceiver *self);
 
-/* The tables of a metric in chunk storage (docs/chunk-storage.md). */
-typedef struct ChunkStorage
-{
-	Oid			series;
-	Oid			chunks;
-	Oid			head;
-} ChunkStorage;
-
 /* The read of a metric in chunk storage for one query, before it runs. */
 typedef struct ChunkScan
 {
 	MetricScan	scan;			/* its stmt: the series the matchers select */
-	ChunkStorage storage;
+	PromStorageEntry storage;	/* its tables */
 	ScanStatement chunks;		/* the chunks of those series in the range */
 	ScanStatement head;			/* their head rows in the range */
 	bool		histograms;		/* the metric's values are histograms */
 } ChunkScan;
 
-/* in scan.c */
+/* in scan_columns.c */
 extern bool PromScanLockRelation(const PromMetricEntry *entry, bool named);
 extern bool PromScanReadColumn(const PromMetricEntry *entry, Oid relid,
 							   const char *name, bool named,
@@ -112,6 +106,8 @@ extern bool PromScanReadLabelColumns(const PromMetricEntry *entry, Oid relid,
 extern bool PromScanCheckColumnType(const PromMetricEntry *entry, bool named,
 									const MetricColumn *column,
 									const char *role, bool ok);
+
+/* in scan_exec.c */
 extern DestReceiver *PromScanReceiverCreate(PromSeriesSet *set,
 											const MetricScan *scan,
 											PromLayout **layout);
@@ -122,15 +118,14 @@ extern bool PromScanRunSkippingUnreadable(void (*step) (void *arg), void *arg,
 										  PromSeriesSet *set);
 
 /* in scan_chunks.c */
-extern bool PromChunkStorageOf(const PromMetricEntry *entry,
-							   ChunkStorage *storage);
+extern const PromStorageEntry *PromChunkStorageOf(const PromMetricEntry *entry);
 extern bool PromChunkScanPrepare(const PromMetricEntry *entry,
-								 const ChunkStorage *storage,
+								 const PromStorageEntry *storage,
 								 const PromQuery *query, bool named,
 								 ChunkScan *cs);
 extern void PromScanChunkMetric(PromSeriesSet *set,
 								const PromMetricEntry *entry,
-								const ChunkStorage *storage,
+								const PromStorageEntry *storage,
 								const PromQuery *query, bool named);
 
 /* in scan_plans.c */

@@ -1,0 +1,75 @@
+/*-------------------------------------------------------------------------
+ *
+ * storage.h
+ *	  Metrics stored as Prometheus chunks (docs/chunk-storage.md): reading
+ *	  stored chunks, the storage catalog, creating a metric's relations and
+ *	  the partitions of its chunks.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PROMREAD_STORAGE_H
+#define PROMREAD_STORAGE_H
+
+#include "promread.h"
+#include "datatype/timestamp.h"
+#include "utils/timestamp.h"
+#include "engine/engine.h"
+#include "remote_write.h"
+
+/* Chunk encodings, as m#chunks.encoding and remote read number them. */
+#define PROM_CHUNK_XOR				1
+#define PROM_CHUNK_HISTOGRAM		2
+#define PROM_CHUNK_FLOAT_HISTOGRAM	3
+
+/*
+ * A metric in chunk storage: its entry in prom_storage_catalog, naming its
+ * registered view (relation) and its tables.
+ */
+typedef struct PromStorageEntry
+{
+	char	   *metric;
+	Oid			relation;		/* the view "m", registered as the metric */
+	Oid			series;			/* "m#series" */
+	Oid			chunks;			/* "m#chunks", partitioned by min_time */
+	Oid			head;			/* "m#head" */
+	bool		has_retention;	/* false: samples are kept for ever */
+	Interval	retention;
+} PromStorageEntry;
+
+/* in chunk_functions.c */
+extern TimestampTz PromStorageTimestamp(int64 ms);
+extern PromSample *PromStorageDecodeChunk(int encoding, const bytea *chunk,
+										  int *nsamples);
+extern int	PromStorageChunkSampleCount(const bytea *chunk);
+
+/* in storage_catalog.c */
+extern PromStorageEntry *PromStorageLookup(const char *metric);
+extern PromStorageEntry *PromStorageLookupRelation(Oid relid);
+extern void PromStorageCatalogStore(const PromStorageEntry *entry);
+extern void PromStorageCatalogForget(const char *metric);
+
+/* in create.c */
+extern void PromStorageCreateRelations(const char *metric, Oid nspid,
+									   bool histograms,
+									   const PromLabelColumns *chosen,
+									   bool for_write);
+extern void PromStorageReplaceView(const PromStorageEntry *entry,
+								   const char *const *new_columns, int nnew);
+extern Oid	PromStorageChunkPartition(const PromStorageEntry *entry, int64 t);
+
+/*
+ * Create a metric in chunk storage in schema nspid (remote write: its
+ * promread.write_schema), with a column for each label, and return its
+ * registration; for_write: a metric registered meanwhile is returned, not
+ * refused.  Runs inside SPI (write_tables.c's PromCreateMetric).
+ */
+static inline PromMetricEntry *
+PromStorageCreateMetric(const char *metric, Oid nspid,
+						const char *const *labels, int nlabels,
+						bool histograms, bool for_write)
+{
+	return PromCreateMetric(metric, nspid, labels, nlabels, histograms, true,
+							for_write);
+}
+
+#endif							/* PROMREAD_STORAGE_H */
