@@ -377,6 +377,18 @@ chunk_destroy(DestReceiver *self)
 {
 }
 
+/* Free a chunk receiver, its buffer and its context, once it has read. */
+static void
+chunk_receiver_free(DestReceiver *self)
+{
+	ChunkReceiver *receiver = (ChunkReceiver *) self;
+
+	if (receiver->buffer != NULL)
+		pfree(receiver->buffer);
+	MemoryContextDelete(receiver->chunk_context);
+	pfree(receiver);
+}
+
 /* A receiver of the chunk statement's rows into the layout of the head's. */
 static DestReceiver *
 chunk_receiver_create(PromSeriesSet *set, PromLayout *layout,
@@ -481,4 +493,5 @@ PromScanChunkMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 		chunk_run_step(&run);
 	else
 		(void) PromScanRunSkippingUnreadable(chunk_run_step, &run, set);
+	chunk_receiver_free(run.chunk_options.dest);
 }
