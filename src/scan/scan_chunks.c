@@ -149,12 +149,13 @@ copy_params(ScanStatement *stmt, const ScanStatement *from)
  * can match).
  */
 bool
-PromChunkScanPrepare(const PromMetricEntry *entry, const PromStorageEntry *storage,
-					 const PromQuery *query, bool named, ChunkScan *cs)
+PromChunkScanPrepare(const PromMetricEntry *entry,
+					 const PromStorageEntry *storage, const PromQuery *query,
+					 bool named, ChunkScan *cs)
 {
 	MetricScan *scan = &cs->scan;
 	PromMetricEntry *series_entry = palloc(sizeof(PromMetricEntry));
-	StringInfoData series;
+	const char *series;
 	Oid			type;
 	int			i;
 
@@ -208,7 +209,7 @@ PromChunkScanPrepare(const PromMetricEntry *entry, const PromStorageEntry *stora
 	scan->predicates = scan->stmt.sql.len;
 	if (!PromScanAddMatchers(scan, query, true))
 		return false;
-	series = scan->stmt.sql;
+	series = scan->stmt.sql.data;
 
 	initStringInfo(&cs->chunks.sql);
 	appendStringInfoString(&cs->chunks.sql, "SELECT ");
@@ -220,7 +221,7 @@ PromChunkScanPrepare(const PromMetricEntry *entry, const PromStorageEntry *stora
 					 " AND c.min_time OPERATOR(pg_catalog.<=) $2"
 					 " AND c.min_time OPERATOR(pg_catalog.>) $3"
 					 " ORDER BY c.series_id, c.min_time",
-					 series.data, PromQuotedRelationName(storage->chunks));
+					 series, PromQuotedRelationName(storage->chunks));
 	copy_params(&cs->chunks, &scan->stmt);
 
 	initStringInfo(&cs->head.sql);
@@ -231,7 +232,7 @@ PromChunkScanPrepare(const PromMetricEntry *entry, const PromStorageEntry *stora
 					 " JOIN %s h ON h.series_id OPERATOR(pg_catalog.=) s.series_id"
 					 " WHERE h.t OPERATOR(pg_catalog.>=) $1"
 					 " AND h.t OPERATOR(pg_catalog.<=) $2",
-					 series.data, PromQuotedRelationName(storage->head));
+					 series, PromQuotedRelationName(storage->head));
 	copy_params(&cs->head, &scan->stmt);
 	return true;
 }
@@ -240,7 +241,7 @@ PromChunkScanPrepare(const PromMetricEntry *entry, const PromStorageEntry *stora
  * Report a chunk that cannot be read: its table, series and time, and why
  * (a phrase that follows "the chunk").
  */
-static void
+static pg_attribute_noreturn() void
 report_bad_chunk(const ChunkReceiver *receiver, TupleTableSlot *slot,
 				 const char *reason)
 {
