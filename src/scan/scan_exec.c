@@ -36,7 +36,7 @@ typedef struct ScanReceiver
 	TimeKind	time_kind;
 	bool		histograms;		/* the value is a prom_histogram */
 	uint64		sum;			/* of the samples read without grouping them
-								 * (scan_read_only) */
+								 * (PromScanReadOnly) */
 } ScanReceiver;
 
 static ExecutorStart_hook_type previous_executor_start = NULL;
