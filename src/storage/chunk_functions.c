@@ -79,8 +79,8 @@ PromStorageTimestamp(int64 ms)
  * its samples, or raise 22P03: a histogram chunk's values point to their
  * histograms (PromSampleHistogram).
  */
-PromSample *
-PromStorageDecodeChunk(int encoding, const bytea *chunk, int *nsamples)
+static PromSample *
+decode_chunk(int encoding, const bytea *chunk, int *nsamples)
 {
 	PromSample *samples = NULL;
 	const char *reason;
@@ -123,7 +123,7 @@ prom_chunk_samples(PG_FUNCTION_ARGS)
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	samples = PromStorageDecodeChunk(PROM_CHUNK_XOR, chunk, &nsamples);
+	samples = decode_chunk(PROM_CHUNK_XOR, chunk, &nsamples);
 	for (i = 0; i < nsamples; i++)
 	{
 		Datum		values[2];
@@ -188,7 +188,7 @@ prom_chunk_histograms(PG_FUNCTION_ARGS)
 				 errdetail("Histogram chunks have encoding 2 (histogram) or 3 (float histogram)."),
 				 errhint("Read XOR chunks (1) with prom_chunk_samples().")));
 	InitMaterializedSRF(fcinfo, 0);
-	samples = PromStorageDecodeChunk(encoding, chunk, &nsamples);
+	samples = decode_chunk(encoding, chunk, &nsamples);
 	for (i = 0; i < nsamples; i++)
 	{
 		PromHistogram *h = unconstify(PromHistogram *, PromSampleHistogram(&samples[i]));
@@ -207,8 +207,8 @@ prom_chunk_histograms(PG_FUNCTION_ARGS)
  * The number of samples of a chunk of any encoding: its first two bytes,
  * big-endian (tsdb/docs/format/chunks.md); 22P03 if it has fewer.
  */
-int
-PromStorageChunkSampleCount(const bytea *chunk)
+static int
+chunk_sample_count(const bytea *chunk)
 {
 	const uint8 *bytes = (const uint8 *) VARDATA_ANY(chunk);
 
@@ -225,5 +225,5 @@ Datum
 prom_chunk_sample_count(PG_FUNCTION_ARGS)
 {
 	/* only the first two bytes of a TOASTed chunk are fetched */
-	PG_RETURN_INT32(PromStorageChunkSampleCount(PG_GETARG_BYTEA_P_SLICE(0, 0, 2)));
+	PG_RETURN_INT32(chunk_sample_count(PG_GETARG_BYTEA_P_SLICE(0, 0, 2)));
 }
