@@ -14,14 +14,10 @@
  */
 #include "postgres.h"
 
-#include "compat.h"
 #include "funcapi.h"
 #include "histogram/histogram.h"
-#include "miscadmin.h"
 #include "protocol/protocol.h"
 #include "storage/storage.h"
-#include "utils/builtins.h"
-#include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(prom_chunk_samples);
 PG_FUNCTION_INFO_V1(prom_chunk_histograms);

@@ -20,22 +20,16 @@
 #include "postgres.h"
 
 #include "access/relation.h"
-#include "catalog/namespace.h"
 #include "catalog/partition.h"
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "nodes/makefuncs.h"
 #include "storage/lmgr.h"
 #include "storage/storage.h"
 #include "utils/acl.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/syscache.h"
 
 /* The view's columns besides the labels (those of write_tables.c's tables). */
 #define VIEW_TIME_COLUMN	"ts"

@@ -21,7 +21,6 @@
 #include "tcop/utility.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
 
 PG_FUNCTION_INFO_V1(prom_create_metric);
 PG_FUNCTION_INFO_V1(prom_chunk_partition);

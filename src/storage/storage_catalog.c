@@ -23,13 +23,9 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
-#include "access/xact.h"
-#include "catalog/indexing.h"
-#include "catalog/namespace.h"
 #include "storage/storage.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
-#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
