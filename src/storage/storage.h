@@ -36,8 +36,10 @@ typedef struct PromStorageEntry
 	Interval	retention;
 } PromStorageEntry;
 
-/* in chunk_functions.c */
+/* in stored_chunks.c */
 extern TimestampTz PromStorageTimestamp(int64 ms);
+extern PromSample *PromStorageDecodeChunk(int encoding, const bytea *chunk,
+										  int *nsamples);
 
 /* in storage_catalog.c */
 extern PromStorageEntry *PromStorageLookup(const char *metric);
