@@ -35,10 +35,6 @@
 #define VIEW_TIME_COLUMN	"ts"
 #define VIEW_VALUE_COLUMN	"value"
 
-/* The window no chunk spans: Prometheus's 2-hour blocks, in ms. */
-#define CHUNK_WINDOW_MS		INT64CONST(7200000)
-#define DAY_MS				INT64CONST(86400000)
-
 /* The quoted name of a relation in a schema, for SQL text. */
 static char *
 qualified_name(Oid nspid, const char *name)
@@ -148,7 +144,7 @@ create_relations(const char *metric, Oid nspid, bool histograms,
 					 " pg_catalog.floor(max_time OPERATOR(pg_catalog./) "
 					 INT64_FORMAT ".0)))"
 					 " PARTITION BY RANGE (min_time)", quoted[2],
-					 CHUNK_WINDOW_MS, CHUNK_WINDOW_MS);
+					 PROM_CHUNK_WINDOW_MS, PROM_CHUNK_WINDOW_MS);
 	PromRunDDL(sql.data);
 	resetStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE INDEX ON %s (series_id, min_time)", quoted[2]);
@@ -306,7 +302,7 @@ PromStorageChunkPartition(const PromStorageEntry *entry, int64 t)
 	StringInfoData sql;
 
 	(void) PromStorageTimestamp(t);		/* refuses times out of range */
-	day = t / DAY_MS - (t % DAY_MS < 0 ? 1 : 0);
+	day = PromFloorDiv(t, PROM_DAY_MS);
 	j2date((int) (day + UNIX_EPOCH_JDATE), &year, &month, &mday);
 	name = PromCreatedRelationName(entry->metric,
 								   psprintf("#chunks_%04d%02d%02d", year, month, mday));
@@ -331,7 +327,7 @@ PromStorageChunkPartition(const PromStorageEntry *entry, int64 t)
 	appendStringInfo(&sql, "ALTER TABLE %s ATTACH PARTITION %s"
 					 " FOR VALUES FROM (" INT64_FORMAT ") TO (" INT64_FORMAT ")",
 					 PromQuotedRelationName(entry->chunks), quoted,
-					 day * DAY_MS, (day + 1) * DAY_MS);
+					 day * PROM_DAY_MS, (day + 1) * PROM_DAY_MS);
 	PromRunDDL(sql.data);
 	return get_relname_relid(name, nspid);
 }

@@ -16,6 +16,10 @@
 #include "engine/engine.h"
 #include "remote_write.h"
 
+/* Prometheus's 2-hour windows, which no chunk spans, and a day, in ms. */
+#define PROM_CHUNK_WINDOW_MS		INT64CONST(7200000)
+#define PROM_DAY_MS					INT64CONST(86400000)
+
 /* Chunk encodings, as m#chunks.encoding and remote read number them. */
 #define PROM_CHUNK_XOR				1
 #define PROM_CHUNK_HISTOGRAM		2
@@ -55,5 +59,12 @@ extern PromMetricEntry *PromStorageAddLabelColumns(const PromMetricEntry *entry,
 												   const char *const *labels,
 												   int nlabels);
 extern Oid	PromStorageChunkPartition(const PromStorageEntry *entry, int64 t);
+
+/* Floor division of a time by a span (ms): the number of its span. */
+static inline int64
+PromFloorDiv(int64 t, int64 span)
+{
+	return t / span - (t % span < 0 ? 1 : 0);
+}
 
 #endif							/* PROMREAD_STORAGE_H */
