@@ -50,6 +50,7 @@ extern char *promread_write_schema;
 extern int	promread_write_unknown_labels;
 extern char *promread_write_trusted_owners;
 extern int	promread_write_max_label_columns;
+extern int	promread_write_storage;
 extern int	promread_max_histogram_buckets;
 
 /* What remote write does with a label that has no column. */
@@ -58,6 +59,13 @@ typedef enum PromWriteRefusal
 	PROM_WRITE_ERROR,			/* refuse the request */
 	PROM_WRITE_DROP				/* write the rest */
 } PromWriteRefusal;
+
+/* How remote write stores the metrics it creates (promread.write_storage). */
+typedef enum PromWriteStorage
+{
+	PROM_WRITE_STORAGE_CHUNKS,	/* chunk storage: docs/chunk-storage.md */
+	PROM_WRITE_STORAGE_ROWS		/* a table of one row per sample */
+} PromWriteStorage;
 
 /*---- Matchers (matcher.c, selector.c) ----*/
 
