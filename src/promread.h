@@ -50,6 +50,7 @@ extern char *promread_write_schema;
 extern int	promread_write_unknown_labels;
 extern char *promread_write_trusted_owners;
 extern int	promread_write_max_label_columns;
+extern int	promread_write_storage;
 extern int	promread_max_histogram_buckets;
 
 /* What remote write does with a label that has no column. */
@@ -58,6 +59,13 @@ typedef enum PromWriteRefusal
 	PROM_WRITE_ERROR,			/* refuse the request */
 	PROM_WRITE_DROP				/* write the rest */
 } PromWriteRefusal;
+
+/* How remote write stores the metrics it creates (promread.write_storage). */
+typedef enum PromWriteStorage
+{
+	PROM_WRITE_STORAGE_CHUNKS,	/* chunk storage: docs/chunk-storage.md */
+	PROM_WRITE_STORAGE_ROWS		/* a table of one row per sample */
+} PromWriteStorage;
 
 /*---- Matchers (matcher.c, selector.c) ----*/
 
@@ -136,6 +144,8 @@ extern void PromCatalogStoreCreated(const char *metric, Oid relid,
 									const char *overflow_column);
 extern Relation PromCatalogOpenTable(const char *table, const char *index,
 									 LOCKMODE lockmode, Oid *indexid);
+extern Relation PromCatalogOpenOptional(const char *table, const char *index,
+										LOCKMODE lockmode, Oid *indexid);
 extern void PromCatalogLockName(Relation rel, const char *name);
 extern void PromCatalogStoreRow(Relation rel, Oid indexid, const char *key_text,
 								Datum *values, bool *isnull,

@@ -71,9 +71,6 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
-/* The length of Prometheus's windows, in which each chunk lies. */
-#define CHUNK_WINDOW_MS		INT64CONST(7200000)
-
 /* Columns of the chunk statement's rows after the label columns. */
 #define CHUNK_COLUMNS		4
 
@@ -195,8 +192,8 @@ PromChunkScanPrepare(const PromMetricEntry *entry,
 	scan->stmt.param_values[0] = Int64GetDatum(query->start_ms);
 	scan->stmt.param_values[1] = Int64GetDatum(query->end_ms);
 	scan->stmt.param_values[2] =
-		Int64GetDatum(query->start_ms < PG_INT64_MIN + CHUNK_WINDOW_MS ?
-					  PG_INT64_MIN : query->start_ms - CHUNK_WINDOW_MS);
+		Int64GetDatum(query->start_ms < PG_INT64_MIN + PROM_CHUNK_WINDOW_MS ?
+					  PG_INT64_MIN : query->start_ms - PROM_CHUNK_WINDOW_MS);
 
 	/* the series subquery, with the matchers as its predicates */
 	initStringInfo(&scan->stmt.sql);

@@ -16,6 +16,10 @@
 #include "engine/engine.h"
 #include "remote_write.h"
 
+/* Prometheus's 2-hour windows, which no chunk spans, and a day, in ms. */
+#define PROM_CHUNK_WINDOW_MS		INT64CONST(7200000)
+#define PROM_DAY_MS					INT64CONST(86400000)
+
 /* Chunk encodings, as m#chunks.encoding and remote read number them. */
 #define PROM_CHUNK_XOR				1
 #define PROM_CHUNK_HISTOGRAM		2
@@ -36,40 +40,31 @@ typedef struct PromStorageEntry
 	Interval	retention;
 } PromStorageEntry;
 
-/* in chunk_functions.c */
+/* in stored_chunks.c */
 extern TimestampTz PromStorageTimestamp(int64 ms);
 extern PromSample *PromStorageDecodeChunk(int encoding, const bytea *chunk,
 										  int *nsamples);
-extern int	PromStorageChunkSampleCount(const bytea *chunk);
 
 /* in storage_catalog.c */
 extern PromStorageEntry *PromStorageLookup(const char *metric);
-extern PromStorageEntry *PromStorageLookupRelation(Oid relid);
 extern void PromStorageCatalogStore(const PromStorageEntry *entry);
-extern void PromStorageCatalogForget(const char *metric);
 
 /* in create.c */
-extern void PromStorageCreateRelations(const char *metric, Oid nspid,
-									   bool histograms,
-									   const PromLabelColumns *chosen,
-									   bool for_write);
-extern void PromStorageReplaceView(const PromStorageEntry *entry,
-								   const char *const *new_columns, int nnew);
+extern PromMetricEntry *PromStorageCreateMetric(const char *metric, Oid nspid,
+												const char *const *labels,
+												int nlabels, bool histograms,
+												bool for_write);
+extern PromMetricEntry *PromStorageAddLabelColumns(const PromMetricEntry *entry,
+												   const PromStorageEntry *storage,
+												   const char *const *labels,
+												   int nlabels);
 extern Oid	PromStorageChunkPartition(const PromStorageEntry *entry, int64 t);
 
-/*
- * Create a metric in chunk storage in schema nspid (remote write: its
- * promread.write_schema), with a column for each label, and return its
- * registration; for_write: a metric registered meanwhile is returned, not
- * refused.  Runs inside SPI (write_tables.c's PromCreateMetric).
- */
-static inline PromMetricEntry *
-PromStorageCreateMetric(const char *metric, Oid nspid,
-						const char *const *labels, int nlabels,
-						bool histograms, bool for_write)
+/* Floor division of a time by a span (ms): the number of its span. */
+static inline int64
+PromFloorDiv(int64 t, int64 span)
 {
-	return PromCreateMetric(metric, nspid, labels, nlabels, histograms, true,
-							for_write);
+	return t / span - (t % span < 0 ? 1 : 0);
 }
 
 #endif							/* PROMREAD_STORAGE_H */
