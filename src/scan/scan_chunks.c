@@ -30,7 +30,10 @@
  *        too;
  *      - the head rows with start <= t <= end.
  *    Their text depends on the relations, the columns and the shapes of the
- *    matchers only, so that their plans are cached (scan_plans.c).
+ *    matchers only, so that their plans are cached (scan_plans.c).  Both
+ *    run read-only in the caller's snapshot: a compaction that commits
+ *    between them (head rows deleted, chunks written) is seen by neither,
+ *    and each sample is read once.
  * 4. The chunk statement runs first: each chunk is decoded in C into one
  *    buffer, reused from chunk to chunk, and its samples in [start, end]
  *    are added to their series as one run (PromSeriesSetAddRun); a
