@@ -34,9 +34,8 @@
  *    index and a sequential scan; partitions are pruned at plan time).
  * 4. Rows go from the executor into the series set through a DestReceiver
  *    of our own (scan_exec.c), which checks the row types before the first
- *    row.  An
- *    ExecutorStart hook passes the plan's estimate of the rows to the set,
- *    which sizes sample blocks by it.  Rows without a time or value carry
+ *    row.  An ExecutorStart hook passes the plan's estimate of the rows to
+ *    the set, which sizes sample blocks by it.  Rows without a time or value carry
  *    no sample and are skipped by the receiver.  A value column of type
  *    prom_histogram (or a domain over it) makes a layout of histograms:
  *    each row's histogram is copied into the set, and the sample's value
