@@ -52,3 +52,16 @@ BEGIN
 		c.chunks, c.head]::pg_catalog.oid[]);
 END
 $$;
+
+-- Compaction of metrics in chunk storage: head rows moved into chunks by
+-- 2-hour windows, retention carried out (docs/chunk-storage.md).
+CREATE FUNCTION prom_compact(metric text DEFAULT NULL)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'prom_compact'
+	LANGUAGE C VOLATILE;
+
+-- A metric's retention (NULL: keep everything), which prom_compact carries out.
+CREATE FUNCTION prom_set_retention(metric text, retention interval)
+	RETURNS void
+	AS 'MODULE_PATHNAME', 'prom_set_retention'
+	LANGUAGE C VOLATILE;

@@ -548,3 +548,16 @@ CREATE AGGREGATE prom_chunked_response_agg(ts bigint,
 	DESERIALFUNC = prom_read_response_agg_deserialfn,
 	PARALLEL = SAFE
 );
+
+-- Compaction of metrics in chunk storage: head rows moved into chunks by
+-- 2-hour windows, retention carried out (docs/chunk-storage.md).
+CREATE FUNCTION prom_compact(metric text DEFAULT NULL)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'prom_compact'
+	LANGUAGE C VOLATILE;
+
+-- A metric's retention (NULL: keep everything), which prom_compact carries out.
+CREATE FUNCTION prom_set_retention(metric text, retention interval)
+	RETURNS void
+	AS 'MODULE_PATHNAME', 'prom_set_retention'
+	LANGUAGE C VOLATILE;
