@@ -36,6 +36,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "storage/storage.h"
 #include "tcop/utility.h"
 #include "promread.h"
 #include "storage/lmgr.h"
@@ -558,7 +559,10 @@ store_entry(const char *metric, Oid relid, const char *time_column,
 	PromCatalogLockName(rel, metric);
 	PromCatalogStoreRow(rel, indexid, metric, values, isnull, may_replace_entry);
 	if (!created)
+	{
 		forget_exemplar_table(metric);
+		PromStorageCatalogForget(metric);
+	}
 }
 
 /*
@@ -671,7 +675,10 @@ prom_unregister(PG_FUNCTION_ARGS)
 	table_close(rel, NoLock);
 	CommandCounterIncrement();
 	if (found)
+	{
 		forget_exemplar_table(metric);
+		PromStorageCatalogForget(metric);
+	}
 	PG_RETURN_BOOL(found);
 }
 

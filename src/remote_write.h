@@ -12,6 +12,7 @@
 
 #include "promread.h"
 #include "histogram/histogram.h"
+#include "lib/stringinfo.h"
 #include "utils/relcache.h"
 
 /* A label of a written series, its value borrowed from the request. */
@@ -113,7 +114,27 @@ PromWriteGroupHistograms(const PromWriteGroup *group)
 	return nhistograms;
 }
 
-/* in write_tables.c */
+/* in write_tables.c: the label columns of a new metric's relations */
+typedef struct PromLabelColumns
+{
+	const char **columns;		/* their names */
+	const char **labels;		/* the label each holds */
+	int			ncolumns;
+	const char *overflow;		/* the jsonb column of other labels, or NULL */
+} PromLabelColumns;
+
+extern char *PromCreatedRelationName(const char *metric, const char *suffix);
+extern void PromRunDDL(const char *sql);
+extern void PromAppendLabelColumns(StringInfo sql, const PromLabelColumns *chosen);
+extern void PromCreateLabelIndexes(const char *qualified,
+								   const PromLabelColumns *chosen,
+								   const char *more_columns);
+extern void PromCheckNewRelation(const char *metric, Oid nspid,
+								 const char *name, bool for_write);
+extern PromMetricEntry *PromCreateMetric(const char *metric, Oid nspid,
+										 const char *const *labels, int nlabels,
+										 bool histograms, bool chunks,
+										 bool for_write);
 extern PromMetricEntry *PromWriteCreateMetric(const char *metric,
 											  const char *const *labels,
 											  int nlabels, bool histograms);

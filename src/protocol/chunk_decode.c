@@ -196,8 +196,8 @@ get_xor(XorReader *r, uint64 *bits, int *leading, int *trailing)
  * inside a varint"): the data is untrusted and never read past its end.
  * Bits after the last sample (padding) are ignored, as Prometheus does.
  */
-static const char *
-xor_chunk_decode(const void *data, Size len, PromSample **samples,
+const char *
+PromXorChunkDecode(const void *data, Size len, PromSample **samples,
 				   int *nsamples)
 {
 	const uint8 *bytes = data;
@@ -307,7 +307,7 @@ PromDecodeChunk(int encoding, const void *data, Size len, int64 frame,
 				 errmsg("could not decode remote read response"),
 				 errdetail("Chunk %zu of frame %lld has encoding %d; only XOR chunks (1) are decoded.",
 						   index, (long long) frame, encoding)));
-	reason = xor_chunk_decode(data, len, &samples, nsamples);
+	reason = PromXorChunkDecode(data, len, &samples, nsamples);
 	if (reason != NULL)
 		PromStreamError(psprintf("Chunk %zu of frame %lld is not a valid XOR chunk: %s.",
 							  index, (long long) frame, reason));
@@ -516,13 +516,14 @@ layout_histogram(const ChunkLayout *layout, bool is_float, bool stale)
  * chunk), and a stale marker's sum ends its sample: it is a histogram of
  * that sum alone.
  */
-static const char *
-histogram_chunk_decode(const uint8 *bytes, Size len, bool is_float,
-					   PromSample **samples, int *nsamples)
+const char *
+PromHistogramChunkDecode(const void *data, Size len, bool is_float,
+						 PromSample **samples, int *nsamples)
 {
 	static const uint8 first_hints[4] = {
 		PROM_RESET_UNKNOWN, PROM_RESET_NO, PROM_RESET_YES, PROM_RESET_GAUGE
 	};
+	const uint8 *bytes = data;
 	XorReader	r;
 	ChunkLayout layout;
 	PromSample *out;
@@ -674,9 +675,9 @@ PromDecodeHistogramChunk(int encoding, const void *data, Size len,
 
 	Assert(encoding == PROMETHEUS__CHUNK__ENCODING__HISTOGRAM ||
 		   encoding == PROMETHEUS__CHUNK__ENCODING__FLOAT_HISTOGRAM);
-	reason = histogram_chunk_decode(data, len,
-									encoding == PROMETHEUS__CHUNK__ENCODING__FLOAT_HISTOGRAM,
-									&samples, nsamples);
+	reason = PromHistogramChunkDecode(data, len,
+									  encoding == PROMETHEUS__CHUNK__ENCODING__FLOAT_HISTOGRAM,
+									  &samples, nsamples);
 	if (reason != NULL)
 		PromStreamError(psprintf("Chunk %zu of frame %lld is not a valid %s chunk: %s.",
 								 index, (long long) frame,

@@ -59,9 +59,9 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
-#include "compact.h"
 #include "histogram/histogram.h"
 #include "protocol/protocol.h"
+#include "storage/storage.h"
 
 PG_FUNCTION_INFO_V1(prom_compact);
 
@@ -71,18 +71,16 @@ PG_FUNCTION_INFO_V1(prom_compact);
 /* Chunks inserted by one statement. */
 #define INSERT_CHUNKS		1000
 
-/* The chunk encodings, as m#chunks.encoding numbers them. */
-#define ENCODING_XOR		PROMETHEUS__CHUNK__ENCODING__XOR
-
 /* The compaction of one metric. */
 typedef struct Compaction
 {
-	const PromStorageTarget *target;
+	const PromStorageEntry *entry;	/* the metric */
 	bool		histograms;		/* the head's value is a prom_histogram */
 	SPIPlanPtr	window_plan;	/* a window's head rows, deleted */
 	SPIPlanPtr	probe_plan;		/* a series' chunks of a window, deleted */
 	SPIPlanPtr	insert_plan;	/* chunks inserted from arrays */
-	PromPartitionCache partitions;
+	int64		partition_day;	/* the day whose partition exists, */
+	bool		has_partition;	/* once one is known */
 	int64		lo;				/* the window: [lo, hi) */
 	int64		hi;
 	MemoryContext window_cxt;	/* reset per window */
@@ -149,8 +147,14 @@ add_chunk(Compaction *c, int encoding, const uint8 *data, Size len,
 {
 	bytea	   *chunk = MemoryContextAlloc(c->batch_cxt, VARHDRSZ + len);
 
-	Assert(PromFloorDiv(min_t, PROM_WINDOW_MS) == PromFloorDiv(max_t, PROM_WINDOW_MS));
-	PromChunkPartitionEnsure(&c->partitions, min_t);
+	Assert(PromFloorDiv(min_t, PROM_CHUNK_WINDOW_MS) == PromFloorDiv(max_t, PROM_CHUNK_WINDOW_MS));
+	if (!c->has_partition ||
+		PromFloorDiv(min_t, PROM_DAY_MS) != c->partition_day)
+	{
+		(void) PromStorageChunkPartition(c->entry, min_t);
+		c->partition_day = PromFloorDiv(min_t, PROM_DAY_MS);
+		c->has_partition = true;
+	}
 	SET_VARSIZE(chunk, VARHDRSZ + len);
 	memcpy(VARDATA(chunk), data, len);
 	c->ids[c->nchunks] = Int64GetDatum(c->series_id);
@@ -196,7 +200,7 @@ cut_series(Compaction *c, const PromSample *samples, int n)
 			Size		len = PromEncodeXorChunk(samples, size, c->xor_buf,
 												 &min_t, &max_t);
 
-			add_chunk(c, ENCODING_XOR, c->xor_buf, len, min_t, max_t);
+			add_chunk(c, PROM_CHUNK_XOR, c->xor_buf, len, min_t, max_t);
 			samples += size;
 		}
 	}
@@ -245,17 +249,14 @@ take_stored_samples(Compaction *c, int *nstored)
 		PromSample *decoded;
 		int			ndecoded;
 
-		if (c->histograms && encoding == ENCODING_XOR)
+		if (c->histograms == (encoding == PROM_CHUNK_XOR))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("chunk of series " INT64_FORMAT " of metric \"%s\" has encoding %d",
-							c->series_id, c->target->metric, encoding),
-					 errdetail("The metric's samples are histograms.")));
-		decoded = c->histograms ?
-			PromDecodeHistogramChunk(encoding, VARDATA_ANY(chunk),
-									 VARSIZE_ANY_EXHDR(chunk), 0, i, &ndecoded) :
-			PromDecodeChunk(encoding, VARDATA_ANY(chunk),
-							VARSIZE_ANY_EXHDR(chunk), 0, i, &ndecoded);
+							c->series_id, c->entry->metric, encoding),
+					 errdetail("The metric's samples are %s.",
+							   c->histograms ? "histograms" : "floats")));
+		decoded = PromStorageDecodeChunk(encoding, chunk, &ndecoded);
 		stored = stored == NULL ? palloc(sizeof(PromSample) * ndecoded) :
 			repalloc(stored, sizeof(PromSample) * (n + ndecoded));
 		memcpy(stored + n, decoded, sizeof(PromSample) * ndecoded);
@@ -413,7 +414,7 @@ compact_window(Compaction *c)
 			Datum		value = SPI_getbinval(rows->vals[i], rows->tupdesc, 3, &isnull[2]);
 
 			if (isnull[0] || isnull[1] || isnull[2])
-				elog(ERROR, "head of metric \"%s\" holds a NULL", c->target->metric);
+				elog(ERROR, "head of metric \"%s\" holds a NULL", c->entry->metric);
 			if (reading && id != c->series_id)
 				finish_series(c);
 			c->series_id = id;
@@ -457,24 +458,16 @@ relation_owner(Oid relid)
 	return owner;
 }
 
-/* A relation's name, schema-qualified and quoted. */
-static char *
-relation_name(Oid relid)
-{
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  get_rel_name(relid));
-}
-
 /*
  * Compact a metric's head within SPI, its retention carried out first;
  * returns the chunks written.
  */
 static int64
-compact_metric(const PromStorageTarget *target, int64 now_ms)
+compact_metric(const PromStorageEntry *entry, int64 now_ms)
 {
 	Compaction *c = palloc0(sizeof(Compaction));
-	char	   *head = relation_name(target->head);
-	char	   *chunks = relation_name(target->chunks);
+	char	   *head = PromQuotedRelationName(entry->head);
+	char	   *chunks = PromQuotedRelationName(entry->chunks);
 	int64		cutoff;
 	int64		bound;
 	Oid			types[5] = {INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
@@ -483,25 +476,24 @@ compact_metric(const PromStorageTarget *target, int64 now_ms)
 	uint64		nwindows;
 	uint64		i;
 
-	c->target = target;
-	c->histograms = PromIsHistogramType(get_atttype(target->head,
-													get_attnum(target->head, "value")));
-	c->partitions.chunks = target->chunks;
+	c->entry = entry;
+	c->histograms = PromIsHistogramType(get_atttype(entry->head,
+													get_attnum(entry->head, "value")));
 	c->xor_buf = palloc(PromXorChunkBound(PROM_CHUNK_SAMPLES));
-	PromApplyRetention(target, chunks, head, now_ms);
+	PromApplyRetention(entry, chunks, head, now_ms);
 
 	/* the windows that end at or before now() - promread.compact_after */
 	if (pg_sub_s64_overflow(now_ms, promread_compact_after, &cutoff))
 		cutoff = PG_INT64_MIN;
-	if (pg_mul_s64_overflow(PromFloorDiv(cutoff, PROM_WINDOW_MS), PROM_WINDOW_MS,
+	if (pg_mul_s64_overflow(PromFloorDiv(cutoff, PROM_CHUNK_WINDOW_MS), PROM_CHUNK_WINDOW_MS,
 							&bound))
 		return 0;
 	args[0] = Int64GetDatum(bound);
 	if (SPI_execute_with_args(psprintf("SELECT DISTINCT t / %lld - (t %% %lld < 0)::int FROM %s WHERE t < $1 ORDER BY 1",
-									   (long long) PROM_WINDOW_MS,
-									   (long long) PROM_WINDOW_MS, head),
+									   (long long) PROM_CHUNK_WINDOW_MS,
+									   (long long) PROM_CHUNK_WINDOW_MS, head),
 							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not list the windows of metric \"%s\"", target->metric);
+		elog(ERROR, "could not list the windows of metric \"%s\"", entry->metric);
 	nwindows = SPI_processed;
 	windows = palloc(sizeof(int64) * (nwindows + 1));
 	for (i = 0; i < nwindows; i++)
@@ -536,9 +528,9 @@ compact_metric(const PromStorageTarget *target, int64 now_ms)
 	for (i = 0; i < nwindows; i++)
 	{
 		/* the first window of int64's range starts at its start */
-		if (pg_mul_s64_overflow(windows[i], PROM_WINDOW_MS, &c->lo))
+		if (pg_mul_s64_overflow(windows[i], PROM_CHUNK_WINDOW_MS, &c->lo))
 			c->lo = PG_INT64_MIN;
-		c->hi = (windows[i] + 1) * PROM_WINDOW_MS;
+		c->hi = (windows[i] + 1) * PROM_CHUNK_WINDOW_MS;
 		compact_window(c);
 	}
 	MemoryContextDelete(c->window_cxt);
@@ -552,18 +544,18 @@ compact_metric(const PromStorageTarget *target, int64 now_ms)
  * returns the chunks written.
  */
 static int64
-compact_as_owner(const PromStorageTarget *target, int64 now_ms)
+compact_as_owner(const PromStorageEntry *entry, int64 now_ms)
 {
 	Oid			save_userid;
 	int			save_sec_context;
 	int			save_nestlevel;
 	int64		written;
 
-	LockRelationOid(target->head, ShareUpdateExclusiveLock);
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(target->head)))
+	LockRelationOid(entry->head, ShareUpdateExclusiveLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->head)))
 		return 0;				/* dropped while we waited */
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(relation_owner(target->head),
+	SetUserIdAndSecContext(relation_owner(entry->head),
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
 	save_nestlevel = NewGUCNestLevel();
@@ -572,7 +564,7 @@ compact_as_owner(const PromStorageTarget *target, int64 now_ms)
 							 true, 0, false);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	written = compact_metric(target, now_ms);
+	written = compact_metric(entry, now_ms);
 	SPI_finish();
 	AtEOXact_GUC(false, save_nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
@@ -589,7 +581,7 @@ prom_compact(PG_FUNCTION_ARGS)
 {
 	char	   *metric = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int64		now_ms = PromTimestampToMs(GetCurrentTransactionStartTimestamp());
-	List	   *targets;
+	List	   *entries;
 	ListCell   *lc;
 	int64		written = 0;
 
@@ -600,16 +592,16 @@ prom_compact(PG_FUNCTION_ARGS)
 				 errmsg("prom_compact cannot run in a REPEATABLE READ or SERIALIZABLE transaction"),
 				 errdetail("Each of its statements must see what a compaction before it committed."),
 				 errhint("Call it in a READ COMMITTED transaction.")));
-	targets = PromStorageTargets(metric);
-	foreach(lc, targets)
+	entries = PromCompactEntries(metric);
+	foreach(lc, entries)
 	{
-		PromStorageTarget *target = lfirst(lc);
+		PromStorageEntry *entry = lfirst(lc);
 
 		if (metric != NULL)
-			PromStorageCheckOwner(target);
-		else if (!PromStorageOwns(target))
+			PromCompactCheckOwner(entry);
+		else if (!PromCompactOwns(entry))
 			continue;
-		written += compact_as_owner(target, now_ms);
+		written += compact_as_owner(entry, now_ms);
 	}
 	PG_RETURN_INT64(written);
 }

@@ -1,42 +1,23 @@
 -- Compaction of metrics in chunk storage (docs/chunk-storage.md): windows,
 -- 120-sample cuts split evenly, late samples merged, duplicates, stale
 -- markers and NaN payloads bit for bit, histograms, retention, privileges.
--- Chunk contents are decoded independently by test/scripts/compact-check;
--- here a chunk's sample count (its first two bytes) and its first value
--- (the 8 bytes after the zigzag varint of its first time) are read in SQL.
+-- Chunks are read here by prom_chunk_samples and prom_chunk_histograms;
+-- test/scripts/compact-check decodes them with decoders written apart.
 SET client_min_messages = warning;
 
--- a metric's relations as docs/chunk-storage.md gives them, registered
+-- a metric in chunk storage, with four series (their ids 1 to 4)
 CREATE FUNCTION make_chunk_metric(name text, value_type regtype) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-	EXECUTE format('CREATE TABLE %I (series_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, labels_hash bigint NOT NULL, job text COLLATE "C", __labels jsonb)', name || '#series');
-	EXECUTE format('CREATE TABLE %I (series_id bigint NOT NULL, min_time bigint NOT NULL, max_time bigint NOT NULL, encoding smallint NOT NULL, chunk bytea NOT NULL, CHECK (floor(min_time / 7200000.0) = floor(max_time / 7200000.0))) PARTITION BY RANGE (min_time)', name || '#chunks');
-	EXECUTE format('CREATE INDEX ON %I (series_id, min_time)', name || '#chunks');
-	EXECUTE format('CREATE TABLE %I (series_id bigint NOT NULL, t bigint NOT NULL, value %s NOT NULL)', name || '#head', value_type);
-	EXECUTE format('CREATE INDEX ON %I (series_id, t)', name || '#head');
-	EXECUTE format('CREATE VIEW %I AS SELECT s.job, to_timestamp(h.t / 1000.0) AS ts, h.value FROM %I h JOIN %I s USING (series_id)',
-				   name, name || '#head', name || '#series');
-	PERFORM prom_register(name);
+	PERFORM prom_create_metric(name, '{job}', value_type => value_type);
 	EXECUTE format('INSERT INTO %I (labels_hash, job) SELECT i, ''job'' || i FROM generate_series(1, 4) i', name || '#series');
 END
 $$;
--- its entry in the storage catalog, which only a superuser writes
-CREATE FUNCTION add_storage_entry(name text) RETURNS void
-LANGUAGE sql AS $$
-	INSERT INTO prom_storage_catalog VALUES (name, name::regclass,
-		(name || '#series')::regclass, (name || '#chunks')::regclass,
-		(name || '#head')::regclass, NULL)
-$$;
 
--- a chunk's sample count, and its first value's bits
-CREATE FUNCTION chunk_count(chunk bytea) RETURNS int
-LANGUAGE sql AS $$ SELECT get_byte(chunk, 0) * 256 + get_byte(chunk, 1) $$;
-CREATE FUNCTION first_value_hex(chunk bytea) RETURNS text
+-- a chunk's values' bits, in order
+CREATE FUNCTION chunk_bits(chunk bytea) RETURNS text
 LANGUAGE sql AS $$
-	SELECT encode(substring(chunk FROM 3 + n FOR 8), 'hex')
-	FROM (SELECT min(i) AS n FROM generate_series(1, 10) i
-		  WHERE get_byte(chunk, 1 + i) < 128) v
+	SELECT string_agg(encode(float8send(value), 'hex'), ',') FROM prom_chunk_samples(chunk)
 $$;
 CREATE FUNCTION bits(v float8) RETURNS text
 LANGUAGE sql AS $$ SELECT encode(float8send(v), 'hex') $$;
@@ -47,21 +28,24 @@ RETURNS TABLE (series_id bigint, w bigint, min_time bigint, max_time bigint,
 			   encoding smallint, samples int)
 LANGUAGE plpgsql AS $$
 BEGIN
-	RETURN QUERY EXECUTE format('SELECT series_id, floor(min_time / 7200000.0)::bigint - 236676, min_time, max_time, encoding, chunk_count(chunk) FROM %I ORDER BY 1, 3', name || '#chunks');
+	RETURN QUERY EXECUTE format('SELECT series_id, floor(min_time / 7200000.0)::bigint - 236676, min_time, max_time, encoding, prom_chunk_sample_count(chunk) FROM %I ORDER BY 1, 3', name || '#chunks');
 END
 $$;
 
 -- 2024-01-01 00:00 UTC, window 236676 (a window's number less 236676 is w)
 \set t0 1704067200000
 
-SELECT make_chunk_metric('cm', 'float8'), add_storage_entry('cm');
+SELECT make_chunk_metric('cm', 'float8');
 
 -- windows: series 1 every 15 s over three windows and a bit (1000 samples),
 -- series 2 once a window, series 3 one sample at a window's last ms
 INSERT INTO "cm#head" SELECT 1, :t0 + i * 15000, i FROM generate_series(0, 999) i;
 INSERT INTO "cm#head" SELECT 2, :t0 + i * 7200000, -i FROM generate_series(0, 3) i;
 INSERT INTO "cm#head" VALUES (3, :t0 + 7200000 - 1, 0.5);
+-- the view sees every sample once, before and after
+SELECT count(*), sum(value) FROM cm;
 SELECT prom_compact('cm');
+SELECT count(*), sum(value) FROM cm;
 -- series 1: 480 samples a window (4 chunks of 120), 40 in the fourth
 SELECT series_id, w, count(*) AS chunks, array_agg(samples ORDER BY min_time) AS samples,
 	   bool_and(floor(min_time / 7200000.0) = floor(max_time / 7200000.0)) AS within
@@ -98,6 +82,11 @@ SELECT prom_compact('cm');
 SELECT series_id, w, array_agg(samples ORDER BY min_time) AS samples
 FROM chunks_of('cm') WHERE series_id = 4 GROUP BY 1, 2 ORDER BY 2;
 SELECT count(*) AS head_rows FROM "cm#head";
+-- the merged samples: 241 in window 4, the late ones in place
+SELECT (extract(epoch FROM s.ts) * 1000)::bigint - :t0 - 7200000 * 4 AS offset_ms, s.value
+FROM "cm#chunks" c, prom_chunk_samples(c.chunk) s
+WHERE c.series_id = 4 AND s.value NOT IN (SELECT generate_series(8, 239)::float8)
+ORDER BY 1;
 
 -- values whose bits matter (test/fixtures/exact_values.copy, as in the
 -- encoders suite): the stale marker 0x7ff0000000000002, -0, +Inf, 1.5,
@@ -116,19 +105,19 @@ TRUNCATE "cm#chunks";
 INSERT INTO "cm#head" VALUES (1, :t0, 2), (1, :t0, -1), (2, :t0, 'NaN'), (2, :t0, 1);
 INSERT INTO "cm#head" SELECT 1, :t0, v FROM nan_bits WHERE hex = '7ff0000000000002';
 SELECT prom_compact('cm');
-SELECT series_id, samples, first_value_hex(c.chunk)
-FROM "cm#chunks" c JOIN chunks_of('cm') USING (series_id, min_time) ORDER BY 1;
+SELECT series_id, prom_chunk_sample_count(chunk) AS samples, chunk_bits(chunk) FROM "cm#chunks" ORDER BY 1;
 
 -- stale markers and NaN payloads, bit for bit: each a chunk's first value
 TRUNCATE "cm#chunks";
 INSERT INTO "cm#head" SELECT s, :t0 + 7200000 * 6, v FROM nan_bits;
 INSERT INTO "cm#head" SELECT s, :t0 + 7200000 * 6 + 1000, 1 FROM nan_bits;
 SELECT prom_compact('cm');
-SELECT c.series_id, n.hex, first_value_hex(c.chunk) AS stored, chunk_count(c.chunk) AS samples
+SELECT c.series_id, n.hex, chunk_bits(c.chunk) AS stored,
+	split_part(chunk_bits(c.chunk), ',', 1) = n.hex AS same
 FROM "cm#chunks" c JOIN nan_bits n ON n.s = c.series_id ORDER BY 1;
 
 -- histograms: cut at a layout change and around a stale marker
-SELECT make_chunk_metric('hm', 'prom_histogram'), add_storage_entry('hm');
+SELECT make_chunk_metric('hm', 'prom_histogram');
 INSERT INTO "hm#head" SELECT 1, :t0 + i * 1000,
 	format('{"count":%s,"sum":%s,"positive_spans":[[0,1]],"positive_deltas":[%s]}', i, i, i)::prom_histogram
 FROM generate_series(0, 199) i;
@@ -148,6 +137,10 @@ INSERT INTO "hm#head" VALUES (1, :t0 + 202000, '{"count":2,"sum":2,"positive_spa
 SELECT prom_compact('hm');
 SELECT series_id, min_time - :t0 AS min_offset, max_time - :t0 AS max_offset, encoding, samples
 FROM chunks_of('hm') WHERE series_id = 1 ORDER BY 1, 3;
+SELECT h.ts - to_timestamp(:t0 / 1000) AS offset, h.value
+FROM "hm#chunks" c, prom_chunk_histograms(c.encoding, c.chunk) h
+WHERE c.series_id = 1 AND c.min_time >= :t0 + 199000 ORDER BY 1;
+SELECT count(*), count(DISTINCT value::text) FROM hm;
 
 -- windows still open: now() - promread.compact_after is where they end
 TRUNCATE "cm#chunks";
@@ -209,8 +202,6 @@ CREATE ROLE compact_b;
 GRANT CREATE ON SCHEMA public TO compact_a, compact_b;
 SET ROLE compact_a;
 SELECT make_chunk_metric('am', 'float8');
-RESET ROLE;
-SELECT add_storage_entry('am');
 SET ROLE compact_a;
 INSERT INTO "am#head" VALUES (1, :t0, 1);
 SET ROLE compact_b;
@@ -229,6 +220,7 @@ SELECT relname, pg_get_userbyid(relowner) FROM pg_class WHERE relname LIKE 'am#c
 DROP VIEW am, cm, hm;
 DROP TABLE "am#series", "am#chunks", "am#head", "cm#series", "cm#chunks", "cm#head",
 	"hm#series", "hm#chunks", "hm#head", rowmetric, nan_bits, exact;
+DROP FUNCTION make_chunk_metric, chunk_bits, bits, chunks_of;
 REVOKE CREATE ON SCHEMA public FROM compact_a, compact_b;
 DROP ROLE compact_a;
 DROP ROLE compact_b;
