@@ -9,9 +9,10 @@
  *    now() - promread.compact_after, oldest first.  A window's head rows
  *    are deleted and returned in one statement (DELETE ... RETURNING in a
  *    CTE, sorted by series and time), read through a cursor in batches, and
- *    a series' chunks inserted before the next series is read; all in the
- *    caller's transaction, so that readers see each sample once, before or
- *    after, and an error or a crash loses nothing.
+ *    each series cut into chunks once its rows are read, the chunks
+ *    inserted in batches; all in the caller's transaction, so that readers
+ *    see each sample once, before or after, and an error or a crash loses
+ *    nothing.
  * 2. A series' samples of a window, n of them, are cut into ceil(n / 120)
  *    chunks of sizes that differ by one at most.  Histograms go through
  *    histogram_chunk.c's chunker, which cuts where Prometheus cuts too (a
@@ -27,6 +28,8 @@
  *    (head rows arrived after the window was compacted), those chunks are
  *    deleted and decoded, merged with the head's samples (a head sample
  *    replaces a chunk's sample of the same millisecond) and cut again.
+ *    Every series of a window is looked up so, by the index on (series_id,
+ *    min_time).
  * 5. Compactions of one metric wait for each other: each takes SHARE
  *    UPDATE EXCLUSIVE on m#head, which writers (ROW EXCLUSIVE) and readers
  *    do not wait for.  A compaction runs in READ COMMITTED only, where each
@@ -242,10 +245,10 @@ take_stored_samples(Compaction *c, int *nstored)
 	nrows = SPI_processed;
 	for (i = 0; i < nrows; i++)
 	{
+		MemoryContext old = MemoryContextSwitchTo(c->series_cxt);
 		bool		isnull;
 		int			encoding = DatumGetInt16(SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull));
 		bytea	   *chunk = DatumGetByteaPP(SPI_getbinval(rows->vals[i], rows->tupdesc, 2, &isnull));
-		MemoryContext old = MemoryContextSwitchTo(c->series_cxt);
 		PromSample *decoded;
 		int			ndecoded;
 
@@ -264,12 +267,19 @@ take_stored_samples(Compaction *c, int *nstored)
 		MemoryContextSwitchTo(old);
 	}
 	SPI_freetuptable(rows);
-	/* chunks of a series never overlap; sort in case someone made some */
+	/* chunks of a series never overlap, but chunks made by hand might */
 	for (i = 1; i < (uint64) n; i++)
 	{
 		if (stored[i].t <= stored[i - 1].t)
 		{
+			int			kept = 1;
+			int			j;
+
 			qsort(stored, n, sizeof(PromSample), compare_sample_times);
+			for (j = 1; j < n; j++)
+				if (stored[j].t != stored[kept - 1].t)
+					stored[kept++] = stored[j];
+			n = kept;
 			break;
 		}
 	}
@@ -343,7 +353,8 @@ value_greater(Compaction *c, double a, double b)
 		return wire_double_bits(a) > wire_double_bits(b);
 	memcpy(&ha, &a, sizeof(ha));
 	memcpy(&hb, &b, sizeof(hb));
-	cmp = memcmp(ha, hb, Min(VARSIZE(ha), VARSIZE(hb)));
+	cmp = memcmp(VARDATA(ha), VARDATA(hb),
+				 Min(VARSIZE(ha), VARSIZE(hb)) - VARHDRSZ);
 	return cmp > 0 || (cmp == 0 && VARSIZE(ha) > VARSIZE(hb));
 }
 
@@ -405,7 +416,10 @@ compact_window(Compaction *c)
 		rows = SPI_tuptable;
 		nrows = SPI_processed;
 		if (nrows == 0)
+		{
+			SPI_freetuptable(rows);
 			break;
+		}
 		for (i = 0; i < nrows; i++)
 		{
 			bool		isnull[3];
@@ -495,7 +509,9 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list the windows of metric \"%s\"", entry->metric);
 	nwindows = SPI_processed;
-	windows = palloc(sizeof(int64) * (nwindows + 1));
+	if (nwindows == 0)
+		return 0;
+	windows = palloc(sizeof(int64) * nwindows);
 	for (i = 0; i < nwindows; i++)
 	{
 		bool		isnull;
@@ -504,8 +520,6 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 												 SPI_tuptable->tupdesc, 1, &isnull));
 	}
 	SPI_freetuptable(SPI_tuptable);
-	if (nwindows == 0)
-		return 0;
 
 	c->window_plan = prepare(psprintf("WITH d AS (DELETE FROM %s WHERE t >= $1 AND t < $2 RETURNING series_id, t, value) "
 									  "SELECT series_id, t, value FROM d ORDER BY series_id, t",
@@ -540,8 +554,8 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 }
 
 /*
- * Compact a metric as its owner (6. above), after taking the head's lock;
- * returns the chunks written.
+ * Compact a metric as its owner, the owner of its view (6. above), after
+ * taking the head's lock; returns the chunks written.
  */
 static int64
 compact_as_owner(const PromStorageEntry *entry, int64 now_ms)
@@ -552,10 +566,11 @@ compact_as_owner(const PromStorageEntry *entry, int64 now_ms)
 	int64		written;
 
 	LockRelationOid(entry->head, ShareUpdateExclusiveLock);
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->head)))
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->head)) ||
+		!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->relation)))
 		return 0;				/* dropped while we waited */
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(relation_owner(entry->head),
+	SetUserIdAndSecContext(relation_owner(entry->relation),
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
 	save_nestlevel = NewGUCNestLevel();
