@@ -97,8 +97,8 @@ CREATE FUNCTION prom_chunk_partition(metric text, t timestamptz)
 -- partition; NULL for a relation without storage, such as a view) of each
 -- registered metric.  Counting reads all of a metric's rows: a scan of its
 -- table, or of its series, head rows and chunks' first bytes; the counts
--- are NULL where the caller may not read them.
-CREATE FUNCTION prom_get_metric_sizes()
+-- are NULL where the caller may not read them.  Given a metric, only its.
+CREATE FUNCTION prom_get_metric_sizes(only_metric text DEFAULT NULL)
 	RETURNS TABLE (metric text, storage text, series bigint, samples bigint,
 		bytes bigint, bytes_per_sample double precision)
 	LANGUAGE plpgsql STABLE
@@ -116,6 +116,7 @@ BEGIN
 		LEFT JOIN @extschema@.prom_metric_storage AS s
 			ON s.metric OPERATOR(pg_catalog.=) c.metric
 			AND s.relation OPERATOR(pg_catalog.=) c.relation
+		WHERE only_metric IS NULL OR c.metric OPERATOR(pg_catalog.=) only_metric
 		ORDER BY c.metric
 	LOOP
 		metric := m.metric;

@@ -137,6 +137,8 @@ extern void PromCatalogStoreCreated(const char *metric, Oid relid,
 									const char *overflow_column);
 extern Relation PromCatalogOpenTable(const char *table, const char *index,
 									 LOCKMODE lockmode, Oid *indexid);
+extern Relation PromCatalogOpenOptional(const char *table, const char *index,
+										LOCKMODE lockmode, Oid *indexid);
 extern void PromCatalogLockName(Relation rel, const char *name);
 extern void PromCatalogStoreRow(Relation rel, Oid indexid, const char *key_text,
 								Datum *values, bool *isnull,

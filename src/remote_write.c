@@ -107,6 +107,7 @@
 #include "promread.h"
 #include "protocol/protocol.h"
 #include "remote_write.h"
+#include "storage/storage.h"
 #include "storage/lmgr.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
@@ -198,7 +199,12 @@ metric_entry(const PromWriteGroup *group)
 			missing[nmissing++] = group->labels[i];
 	if (nmissing > 0 && entry->created_by_write && entry->overflow_column == NULL)
 	{
-		entry = PromWriteAddLabelColumns(entry, missing, nmissing);
+		PromStorageEntry *storage = PromStorageLookup(entry->metric);
+
+		/* a metric in chunk storage takes them in its series table */
+		entry = storage != NULL && storage->relation == entry->relid ?
+			PromStorageAddLabelColumns(entry, storage, missing, nmissing) :
+			PromWriteAddLabelColumns(entry, missing, nmissing);
 		if (entry == NULL)
 			return NULL;
 	}

@@ -131,13 +131,25 @@ extern void PromCreateLabelIndexes(const char *qualified,
 								   const char *more_columns);
 extern void PromCheckNewRelation(const char *metric, Oid nspid,
 								 const char *name, bool for_write);
-extern PromMetricEntry *PromCreateMetric(const char *metric, Oid nspid,
-										 const char *const *labels, int nlabels,
-										 bool histograms, bool chunks,
-										 bool for_write);
+extern PromMetricEntry *PromCreateMetricStart(const char *metric, Oid nspid,
+											  const char *const *labels,
+											  int nlabels, bool for_write,
+											  PromLabelColumns *chosen);
+extern PromMetricEntry *PromCreateRowMetric(const char *metric, Oid nspid,
+											const char *const *labels,
+											int nlabels, bool histograms,
+											bool for_write);
 extern PromMetricEntry *PromWriteCreateMetric(const char *metric,
 											  const char *const *labels,
 											  int nlabels, bool histograms);
+/* Told the columns just added to a metric's table (PromAddLabelColumns). */
+typedef void (*PromNewColumnsFn) (void *arg, const char *const *columns,
+								  int ncolumns);
+extern PromMetricEntry *PromAddLabelColumns(const PromMetricEntry *entry,
+											Oid table,
+											const char *const *labels,
+											int nlabels, PromNewColumnsFn added,
+											void *arg);
 extern PromMetricEntry *PromWriteAddLabelColumns(const PromMetricEntry *entry,
 												 const char *const *labels,
 												 int nlabels);

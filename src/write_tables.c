@@ -12,6 +12,9 @@
  * promread.write_max_label_columns label columns a table gets a jsonb
  * column of overflow labels instead.  Adding columns polls for the table's
  * exclusive lock rather than queueing for it, so reads are not held up.
+ * The naming of columns and relations, the choice of label columns, the
+ * start of a metric's creation and the adding of label columns serve the
+ * relations of chunk storage too (storage/create.c), and prom_create_metric.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,7 +31,6 @@
 #include "promread.h"
 #include "protocol/protocol.h"
 #include "remote_write.h"
-#include "storage/storage.h"
 #include "storage/lmgr.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
@@ -271,20 +273,18 @@ create_row_table(const char *metric, Oid nspid, bool histograms,
 }
 
 /*
- * Create, in schema nspid, the relations of a metric in row or chunk
- * storage (chunks) with a column for each of the labels, owned by the
- * current user, register it and return its registration.  A metric
- * registered already is refused (42710); or, for remote write (for_write),
- * returned as it is: another writer created it while this one waited for
- * the metric's lock, taken only once the user is known to have the right
- * to create relations in the schema.  Runs inside SPI.
+ * Begin creating a metric in schema nspid, with a column for each of the
+ * labels (chosen): check that the current user may create relations
+ * there, then take the metric's lock.  Returns NULL when the metric is to
+ * be created now, under the lock, or its registration when it is
+ * registered already and for_write: another writer of remote write
+ * created it while this one waited (for SQL, a registered metric is 42710).
  */
 PromMetricEntry *
-PromCreateMetric(const char *metric, Oid nspid, const char *const *labels,
-				 int nlabels, bool histograms, bool chunks, bool for_write)
+PromCreateMetricStart(const char *metric, Oid nspid, const char *const *labels,
+					  int nlabels, bool for_write, PromLabelColumns *chosen)
 {
 	PromMetricEntry *entry;
-	PromLabelColumns chosen;
 
 	if (pg_namespace_aclcheck(nspid, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_SCHEMA, get_namespace_name(nspid));
@@ -301,24 +301,39 @@ PromCreateMetric(const char *metric, Oid nspid, const char *const *labels,
 		PromCatalogUnlockForWrite(metric);
 		return entry;
 	}
-	choose_label_columns(labels, nlabels, &chosen);
-	if (chunks)
-		PromStorageCreateRelations(metric, nspid, histograms, &chosen, for_write);
-	else
-		create_row_table(metric, nspid, histograms, &chosen, for_write);
+	choose_label_columns(labels, nlabels, chosen);
+	return NULL;
+}
+
+/*
+ * Create, in schema nspid, the table of a metric in row storage, owned by
+ * the current user, register it and return its registration (see
+ * PromCreateMetricStart for a metric registered already).  Runs inside SPI.
+ */
+PromMetricEntry *
+PromCreateRowMetric(const char *metric, Oid nspid, const char *const *labels,
+					int nlabels, bool histograms, bool for_write)
+{
+	PromLabelColumns chosen;
+	PromMetricEntry *entry = PromCreateMetricStart(metric, nspid, labels, nlabels,
+												   for_write, &chosen);
+
+	if (entry != NULL)
+		return entry;
+	create_row_table(metric, nspid, histograms, &chosen, for_write);
 	return PromCatalogFind(metric);
 }
 
 /*
  * Create, register and return the table of a metric that has no
- * registration, in promread.write_schema (see PromCreateMetric).
+ * registration, in promread.write_schema (see PromCreateRowMetric).
  */
 PromMetricEntry *
 PromWriteCreateMetric(const char *metric, const char *const *labels, int nlabels,
 					  bool histograms)
 {
-	return PromCreateMetric(metric, get_namespace_oid(promread_write_schema, false),
-							labels, nlabels, histograms, false, true);
+	return PromCreateRowMetric(metric, get_namespace_oid(promread_write_schema, false),
+							   labels, nlabels, histograms, true);
 }
 
 /*
@@ -363,22 +378,23 @@ relation_natts(Oid relid)
 }
 
 /*
- * Add a text column for each label that a table remote write made has no
+ * Add a text column for each label that a metric remote write made has no
  * column for, while it has room for label columns (see the file's header),
  * or else its column of overflow labels; register them, and return the new
- * registration, or NULL when the table was dropped or the metric registered
- * again meanwhile.  The metric's lock, taken only by the table's owner,
- * serializes writers adding labels to one metric.  A metric in chunk
- * storage gets the columns in its series table, and its view is replaced
- * with one that appends them (both locked as above).
+ * registration, or NULL when the metric's relation was dropped or the
+ * metric registered again meanwhile.  The columns go into table (a chunk
+ * metric's series table), or, when it is InvalidOid, the registered
+ * relation itself; both are locked as above, and added (when not NULL) is
+ * told the new columns before they are registered.  The metric's lock,
+ * taken only by the relation's owner, serializes writers adding labels to
+ * one metric.
  */
 PromMetricEntry *
-PromWriteAddLabelColumns(const PromMetricEntry *entry, const char *const *labels,
-				  int nlabels)
+PromAddLabelColumns(const PromMetricEntry *entry, Oid table,
+					const char *const *labels, int nlabels,
+					PromNewColumnsFn added, void *arg)
 {
 	PromMetricEntry *current;
-	PromStorageEntry *storage;
-	Oid			table;
 	const char **columns;
 	const char **names;
 	int			ncolumns;
@@ -400,10 +416,10 @@ PromWriteAddLabelColumns(const PromMetricEntry *entry, const char *const *labels
 		PromCatalogUnlockForWrite(entry->metric);
 		return NULL;
 	}
-	storage = PromStorageLookup(current->metric);
-	table = storage != NULL ? storage->series : current->relid;
+	if (!OidIsValid(table))
+		table = current->relid;
 	lock_for_new_columns(current->relid, current->metric);
-	if (storage != NULL)
+	if (table != current->relid)
 		lock_for_new_columns(table, current->metric);
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(current->relid)) ||
 		!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(table)))
@@ -460,17 +476,24 @@ PromWriteAddLabelColumns(const PromMetricEntry *entry, const char *const *labels
 	if (ncolumns == current->nlabels && overflow == current->overflow_column)
 		return current;
 	PromRunDDL(sql.data);
-	if (storage != NULL)
+	if (added != NULL)
 	{
-		/* the view's new columns: the labels', then the overflow column */
+		/* the new columns: the labels', then the overflow column */
 		if (overflow != current->overflow_column)
 			columns[ncolumns] = overflow;
-		PromStorageReplaceView(storage, columns + current->nlabels,
-							   ncolumns - current->nlabels +
-							   (overflow != current->overflow_column ? 1 : 0));
+		added(arg, columns + current->nlabels, ncolumns - current->nlabels +
+			  (overflow != current->overflow_column ? 1 : 0));
 	}
 	PromCatalogStoreCreated(current->metric, current->relid,
 							current->time_column, current->value_column,
 							columns, names, ncolumns, overflow);
 	return PromCatalogFind(entry->metric);
+}
+
+/* Add label columns to a table remote write made (see PromAddLabelColumns). */
+PromMetricEntry *
+PromWriteAddLabelColumns(const PromMetricEntry *entry, const char *const *labels,
+						 int nlabels)
+{
+	return PromAddLabelColumns(entry, InvalidOid, labels, nlabels, NULL, NULL);
 }

@@ -3,7 +3,8 @@
  * chunk_decode.c
  *	  Reading STREAMED_XOR_CHUNKS streams (chunk_encode.c writes them): for
  *	  prom_read_response_json, and for the answers shards send their
- *	  coordinator (shards.c).
+ *	  coordinator (shards.c); and the chunks they carry, also as chunk
+ *	  storage keeps them (storage/chunk_functions.c).
  *
  * The input is untrusted: every frame's length and CRC-32C is checked
  * before its message is unpacked, every varint and every bit of a chunk

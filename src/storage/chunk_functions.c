@@ -14,14 +14,10 @@
  */
 #include "postgres.h"
 
-#include "compat.h"
 #include "funcapi.h"
 #include "histogram/histogram.h"
-#include "miscadmin.h"
 #include "protocol/protocol.h"
 #include "storage/storage.h"
-#include "utils/builtins.h"
-#include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(prom_chunk_samples);
 PG_FUNCTION_INFO_V1(prom_chunk_histograms);
@@ -207,8 +203,8 @@ prom_chunk_histograms(PG_FUNCTION_ARGS)
  * The number of samples of a chunk of any encoding: its first two bytes,
  * big-endian (tsdb/docs/format/chunks.md); 22P03 if it has fewer.
  */
-int
-PromStorageChunkSampleCount(const bytea *chunk)
+static int
+chunk_sample_count(const bytea *chunk)
 {
 	const uint8 *bytes = (const uint8 *) VARDATA_ANY(chunk);
 
@@ -225,5 +221,5 @@ Datum
 prom_chunk_sample_count(PG_FUNCTION_ARGS)
 {
 	/* only the first two bytes of a TOASTed chunk are fetched */
-	PG_RETURN_INT32(PromStorageChunkSampleCount(PG_GETARG_BYTEA_P_SLICE(0, 0, 2)));
+	PG_RETURN_INT32(chunk_sample_count(PG_GETARG_BYTEA_P_SLICE(0, 0, 2)));
 }

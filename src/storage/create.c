@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * create.c
- *	  Creating metrics: prom_create_metric, the relations of a metric in
- *	  chunk storage and its view, and the daily partitions of its chunks.
+ *	  Creating the relations of a metric in chunk storage and its view,
+ *	  adding label columns to them, and the daily partitions of its chunks.
  *
  * A metric m in chunk storage, created in schema s, is the tables
  * s."m#series", s."m#chunks" (partitioned by range of min_time, without
@@ -20,29 +20,20 @@
 #include "postgres.h"
 
 #include "access/relation.h"
-#include "catalog/namespace.h"
 #include "catalog/partition.h"
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "nodes/makefuncs.h"
 #include "storage/lmgr.h"
 #include "storage/storage.h"
 #include "utils/acl.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/syscache.h"
 
 /* The view's columns besides the labels (those of write_tables.c's tables). */
 #define VIEW_TIME_COLUMN	"ts"
 #define VIEW_VALUE_COLUMN	"value"
-
-PG_FUNCTION_INFO_V1(prom_create_metric);
-PG_FUNCTION_INFO_V1(prom_chunk_partition);
 
 /* The quoted name of a relation in a schema, for SQL text. */
 static char *
@@ -108,9 +99,9 @@ view_sql(const char *view, const char *series, const char *chunks,
  * in schema nspid, with the label columns chosen (see the file's header);
  * the caller holds the metric's lock and runs inside SPI.
  */
-void
-PromStorageCreateRelations(const char *metric, Oid nspid, bool histograms,
-						   const PromLabelColumns *chosen, bool for_write)
+static void
+create_relations(const char *metric, Oid nspid, bool histograms,
+				 const PromLabelColumns *chosen, bool for_write)
 {
 	static const char *const suffixes[4] = {"", "#series", "#chunks", "#head"};
 	char	   *names[4];
@@ -191,6 +182,27 @@ PromStorageCreateRelations(const char *metric, Oid nspid, bool histograms,
 	PromStorageCatalogStore(&entry);
 }
 
+/*
+ * Create, in schema nspid, a metric in chunk storage with a column for each
+ * of the labels, owned by the current user, register it and return its
+ * registration; a metric registered already is refused (42710), or, for
+ * remote write (for_write), returned as it is (PromCreateMetricStart).
+ * Runs inside SPI.
+ */
+PromMetricEntry *
+PromStorageCreateMetric(const char *metric, Oid nspid, const char *const *labels,
+						int nlabels, bool histograms, bool for_write)
+{
+	PromLabelColumns chosen;
+	PromMetricEntry *entry = PromCreateMetricStart(metric, nspid, labels, nlabels,
+												   for_write, &chosen);
+
+	if (entry != NULL)
+		return entry;
+	create_relations(metric, nspid, histograms, &chosen, for_write);
+	return PromCatalogFind(metric);
+}
+
 /* Does a chunk metric hold histograms (its head's value a prom_histogram)? */
 static bool
 holds_histograms(const PromStorageEntry *entry)
@@ -203,14 +215,14 @@ holds_histograms(const PromStorageEntry *entry)
 }
 
 /*
- * Replace a chunk metric's view with one that appends columns of its
- * series table just added (new_columns), under the locks of
- * PromWriteAddLabelColumns; runs inside SPI.
+ * Replace a chunk metric's view (arg: its PromStorageEntry) with one that
+ * appends the columns just added to its series table, under the locks of
+ * PromAddLabelColumns; runs inside SPI.
  */
-void
-PromStorageReplaceView(const PromStorageEntry *entry,
-					   const char *const *new_columns, int nnew)
+static void
+replace_view(void *arg, const char *const *new_columns, int nnew)
 {
+	const PromStorageEntry *entry = arg;
 	Relation	view = relation_open(entry->relation, AccessExclusiveLock);
 	TupleDesc	desc = RelationGetDescr(view);
 	const char **columns = palloc(sizeof(char *) * (desc->natts + nnew));
@@ -228,6 +240,22 @@ PromStorageReplaceView(const PromStorageEntry *entry,
 						PromQuotedRelationName(entry->chunks),
 						PromQuotedRelationName(entry->head),
 						holds_histograms(entry), true, columns, ncolumns));
+}
+
+/*
+ * Add label columns to a metric in chunk storage (storage, the entry of
+ * the metric registered as entry): to its series table, appended to its
+ * view, as PromAddLabelColumns adds them to a table of remote write; NULL
+ * when the metric went away or was registered again meanwhile.
+ */
+PromMetricEntry *
+PromStorageAddLabelColumns(const PromMetricEntry *entry,
+						   const PromStorageEntry *storage,
+						   const char *const *labels, int nlabels)
+{
+	Assert(storage->relation == entry->relid);
+	return PromAddLabelColumns(entry, storage->series, labels, nlabels,
+							   replace_view, unconstify(PromStorageEntry *, storage));
 }
 
 /*
@@ -302,136 +330,4 @@ PromStorageChunkPartition(const PromStorageEntry *entry, int64 t)
 					 day * PROM_DAY_MS, (day + 1) * PROM_DAY_MS);
 	PromRunDDL(sql.data);
 	return get_relname_relid(name, nspid);
-}
-
-/* The labels of prom_create_metric: valid label names, once each (22023). */
-static const char **
-create_labels(ArrayType *array, int *nlabels)
-{
-	Datum	   *values;
-	bool	   *nulls;
-	const char **labels;
-	int			i;
-	int			j;
-
-	deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &values, &nulls,
-					  nlabels);
-	labels = palloc(sizeof(char *) * Max(*nlabels, 1));
-	for (i = 0; i < *nlabels; i++)
-	{
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("labels must not contain NULL")));
-		labels[i] = TextDatumGetCString(values[i]);
-		if (!PromIsValidLabelName(labels[i], strlen(labels[i])) ||
-			strcmp(labels[i], "__name__") == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("\"%s\" is not a valid label name", labels[i]),
-					 errdetail("Label names must match [a-zA-Z_][a-zA-Z0-9_]*, and __name__ is the metric's name.")));
-		for (j = 0; j < i; j++)
-			if (strcmp(labels[i], labels[j]) == 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("label \"%s\" is given more than once", labels[i])));
-	}
-	return labels;
-}
-
-/* Raise 22004 for a NULL argument of prom_create_metric. */
-static void
-check_not_null(FunctionCallInfo fcinfo, int arg, const char *name)
-{
-	if (PG_ARGISNULL(arg))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be NULL", name)));
-}
-
-/*
- * prom_create_metric(metric text, labels text[], storage text, value_type
- * regtype) RETURNS regclass: create a metric in the first schema of
- * search_path, in chunk storage (its view is returned) or row storage (its
- * table), with a column for each label.
- */
-Datum
-prom_create_metric(PG_FUNCTION_ARGS)
-{
-	char	   *metric;
-	const char **labels;
-	int			nlabels;
-	char	   *storage;
-	Oid			value_type;
-	bool		chunks;
-	Oid			nspid;
-	PromMetricEntry *entry;
-
-	check_not_null(fcinfo, 0, "metric");
-	check_not_null(fcinfo, 1, "labels");
-	check_not_null(fcinfo, 2, "storage");
-	check_not_null(fcinfo, 3, "value_type");
-	PreventCommandIfReadOnly("prom_create_metric()");
-	PreventCommandDuringRecovery("prom_create_metric()");
-	metric = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	if (!PromIsValidMetricName(metric, strlen(metric)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_NAME),
-				 errmsg("\"%s\" is not a valid Prometheus metric name", metric),
-				 errdetail("Metric names must match [a-zA-Z_:][a-zA-Z0-9_:]*.")));
-	labels = create_labels(PG_GETARG_ARRAYTYPE_P(1), &nlabels);
-	storage = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	if (strcmp(storage, "chunks") != 0 && strcmp(storage, "rows") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unrecognized storage \"%s\"", storage),
-				 errhint("Storage is \"chunks\" or \"rows\".")));
-	chunks = strcmp(storage, "chunks") == 0;
-	value_type = PG_GETARG_OID(3);
-	if (value_type != FLOAT8OID && value_type != PromHistogramTypeOid())
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("metric values cannot be of type %s", format_type_be(value_type)),
-				 errhint("A metric's values are double precision or prom_histogram.")));
-	nspid = RangeVarGetCreationNamespace(makeRangeVar(NULL, metric, -1));
-	if (isTempNamespace(nspid))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("a metric cannot be created in a temporary schema"),
-				 errhint("Put a permanent schema first in search_path.")));
-
-	SPI_connect();
-	entry = PromCreateMetric(metric, nspid, labels, nlabels,
-							 value_type != FLOAT8OID, chunks, false);
-	SPI_finish();
-	PG_RETURN_OID(entry->relid);
-}
-
-/*
- * prom_chunk_partition(metric text, t timestamptz) RETURNS regclass: the
- * partition of a chunk metric's chunks for the UTC day of t, created when
- * missing (see PromStorageChunkPartition), by the owner of its chunks.
- */
-Datum
-prom_chunk_partition(PG_FUNCTION_ARGS)
-{
-	char	   *metric = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(1);
-	PromStorageEntry *entry;
-	Oid			relid;
-
-	if (TIMESTAMP_NOT_FINITE(ts))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp out of range")));
-	entry = PromStorageLookup(metric);
-	if (entry == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("metric \"%s\" is not in chunk storage", metric),
-				 errhint("Create it with prom_create_metric().")));
-	SPI_connect();
-	relid = PromStorageChunkPartition(entry, PromTimestampToMs(ts));
-	SPI_finish();
-	PG_RETURN_OID(relid);
 }

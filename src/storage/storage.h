@@ -44,24 +44,23 @@ typedef struct PromStorageEntry
 extern TimestampTz PromStorageTimestamp(int64 ms);
 extern PromSample *PromStorageDecodeChunk(int encoding, const bytea *chunk,
 										  int *nsamples);
-extern int	PromStorageChunkSampleCount(const bytea *chunk);
 
 /* in storage_catalog.c */
 extern PromStorageEntry *PromStorageLookup(const char *metric);
-extern PromStorageEntry *PromStorageLookupRelation(Oid relid);
 extern void PromStorageCatalogStore(const PromStorageEntry *entry);
-extern void PromStorageCatalogForget(const char *metric);
 extern List *PromStorageEntries(void);
 extern bool PromStorageCatalogSetRetention(const char *metric,
 										   const Interval *retention);
 
 /* in create.c */
-extern void PromStorageCreateRelations(const char *metric, Oid nspid,
-									   bool histograms,
-									   const PromLabelColumns *chosen,
-									   bool for_write);
-extern void PromStorageReplaceView(const PromStorageEntry *entry,
-								   const char *const *new_columns, int nnew);
+extern PromMetricEntry *PromStorageCreateMetric(const char *metric, Oid nspid,
+												const char *const *labels,
+												int nlabels, bool histograms,
+												bool for_write);
+extern PromMetricEntry *PromStorageAddLabelColumns(const PromMetricEntry *entry,
+												   const PromStorageEntry *storage,
+												   const char *const *labels,
+												   int nlabels);
 extern Oid	PromStorageChunkPartition(const PromStorageEntry *entry, int64 t);
 
 /* in retention.c: what compaction acts on, retention */
@@ -77,21 +76,6 @@ static inline int64
 PromFloorDiv(int64 t, int64 span)
 {
 	return t / span - (t % span < 0 ? 1 : 0);
-}
-
-/*
- * Create a metric in chunk storage in schema nspid (remote write: its
- * promread.write_schema), with a column for each label, and return its
- * registration; for_write: a metric registered meanwhile is returned, not
- * refused.  Runs inside SPI (write_tables.c's PromCreateMetric).
- */
-static inline PromMetricEntry *
-PromStorageCreateMetric(const char *metric, Oid nspid,
-						const char *const *labels, int nlabels,
-						bool histograms, bool for_write)
-{
-	return PromCreateMetric(metric, nspid, labels, nlabels, histograms, true,
-							for_write);
 }
 
 #endif							/* PROMREAD_STORAGE_H */

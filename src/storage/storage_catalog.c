@@ -8,12 +8,13 @@
  * (docs/chunk-storage.md) and counts only while prom_metric_catalog
  * registers the metric to the entry's relation, its view: a metric
  * registered again with prom_register, or unregistered, loses its entry
- * (catalog.c calls PromStorageCatalogForget), and the event trigger
- * prom_catalog_forget_dropped removes the entry of a dropped relation.
- * Writers hold the metric's lock of the metric catalog
- * (PromCatalogLockForWrite), as every writer of a metric's registration
- * does, and open the table with PROM_CATALOG_WRITE_LOCK; readers read it
- * as committed now, under AccessShareLock, as PromCatalogFind does.
+ * (catalog.c removes it), and the event trigger prom_catalog_forget_dropped
+ * removes the entry of a dropped relation.
+ * Writers hold the metric's lock of the metric catalog (the one
+ * PromCatalogLockForWrite takes), as every writer of a metric's
+ * registration does, and open the table with PROM_CATALOG_WRITE_LOCK;
+ * readers read it as committed now, under AccessShareLock, as
+ * PromCatalogFind does.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,11 +25,9 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/indexing.h"
-#include "catalog/namespace.h"
 #include "storage/storage.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
-#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -47,17 +46,11 @@ enum
 	Natts_storage = Anum_storage_retention
 };
 
-/*
- * The storage catalog, opened with lockmode, or NULL when the extension's
- * objects predate it (a library newer than the extension's SQL objects:
- * then no metric is in chunk storage).
- */
+/* The storage catalog, opened with lockmode, or NULL: it predates it. */
 static Relation
 open_storage_catalog(LOCKMODE lockmode, Oid *indexid)
 {
-	if (!OidIsValid(get_relname_relid(STORAGE_TABLE, PromExtensionNamespace())))
-		return NULL;
-	return PromCatalogOpenTable(STORAGE_TABLE, STORAGE_INDEX, lockmode, indexid);
+	return PromCatalogOpenOptional(STORAGE_TABLE, STORAGE_INDEX, lockmode, indexid);
 }
 
 /* Decode a storage catalog tuple into an entry. */
@@ -88,13 +81,11 @@ decode_storage_entry(Relation rel, HeapTuple tuple)
 }
 
 /*
- * The storage entries, as committed now, of a metric (metric not NULL), of
- * every metric whose view is relid (a valid relid), or of every metric,
- * that the metric catalog registers to the same view: a list of
- * PromStorageEntry.
+ * The storage entry of a metric, as committed now, or NULL: the metric is
+ * not in chunk storage, or its entry does not count (see the header).
  */
-static List *
-lookup_entries(const char *metric, Oid relid)
+PromStorageEntry *
+PromStorageLookup(const char *metric)
 {
 	Oid			indexid;
 	Relation	rel = open_storage_catalog(AccessShareLock, &indexid);
@@ -102,21 +93,50 @@ lookup_entries(const char *metric, Oid relid)
 	SysScanDesc scan;
 	Snapshot	snapshot;
 	HeapTuple	tuple;
+	PromStorageEntry *entry = NULL;
+	PromMetricEntry *registered;
+
+	if (rel == NULL)
+		return NULL;
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	ScanKeyInit(&key, Anum_storage_metric, BTEqualStrategyNumber, F_TEXTEQ,
+				CStringGetTextDatum(metric));
+	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		entry = decode_storage_entry(rel, tuple);
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+
+	if (entry == NULL)
+		return NULL;
+	registered = PromCatalogFind(metric);
+	if (registered == NULL || registered->relid != entry->relation)
+		return NULL;
+	return entry;
+}
+
+/*
+ * The storage entries of every metric in chunk storage, as committed now,
+ * those that count (see the header): a list of PromStorageEntry.
+ */
+List *
+PromStorageEntries(void)
+{
+	Oid			indexid;
+	Relation	rel = open_storage_catalog(AccessShareLock, &indexid);
+	Snapshot	snapshot;
+	SysScanDesc scan;
+	HeapTuple	tuple;
 	List	   *found = NIL;
-	List	   *valid = NIL;
+	List	   *entries = NIL;
 	ListCell   *lc;
 
 	if (rel == NULL)
 		return NIL;
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	if (metric != NULL)
-		ScanKeyInit(&key, Anum_storage_metric, BTEqualStrategyNumber, F_TEXTEQ,
-					CStringGetTextDatum(metric));
-	else
-		ScanKeyInit(&key, Anum_storage_relation, BTEqualStrategyNumber, F_OIDEQ,
-					ObjectIdGetDatum(relid));
-	scan = systable_beginscan(rel, indexid, metric != NULL, snapshot,
-							  metric != NULL || OidIsValid(relid) ? 1 : 0, &key);
+	scan = systable_beginscan(rel, indexid, false, snapshot, 0, NULL);
 	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
 		found = lappend(found, decode_storage_entry(rel, tuple));
 	systable_endscan(scan);
@@ -129,41 +149,9 @@ lookup_entries(const char *metric, Oid relid)
 		PromMetricEntry *registered = PromCatalogFind(entry->metric);
 
 		if (registered != NULL && registered->relid == entry->relation)
-			valid = lappend(valid, entry);
+			entries = lappend(entries, entry);
 	}
-	return valid;
-}
-
-/*
- * The storage entry of a metric, as committed now, or NULL: the metric is
- * not in chunk storage (or its entry does not count, see the header).
- */
-PromStorageEntry *
-PromStorageLookup(const char *metric)
-{
-	List	   *entries = lookup_entries(metric, InvalidOid);
-
-	return entries == NIL ? NULL : linitial(entries);
-}
-
-/*
- * The storage entry of the metric registered to relation relid (a metric's
- * view), as committed now, or NULL.  Several metrics may be registered to
- * one relation; the one whose entry counts is returned.
- */
-PromStorageEntry *
-PromStorageLookupRelation(Oid relid)
-{
-	List	   *entries = lookup_entries(NULL, relid);
-
-	return entries == NIL ? NULL : linitial(entries);
-}
-
-/* The storage entries of every metric in chunk storage, as committed now. */
-List *
-PromStorageEntries(void)
-{
-	return lookup_entries(NULL, InvalidOid);
+	return entries;
 }
 
 /*
@@ -183,16 +171,17 @@ PromStorageCatalogSetRetention(const char *metric, const Interval *retention)
 	SysScanDesc scan;
 	Snapshot	snapshot;
 	HeapTuple	tuple;
+	bool		found;
 
 	if (rel == NULL)
 		return false;
-	PromCatalogLockName(rel, metric);
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	ScanKeyInit(&key, Anum_storage_metric, BTEqualStrategyNumber, F_TEXTEQ,
 				CStringGetTextDatum(metric));
 	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
 	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
+	found = HeapTupleIsValid(tuple);
+	if (found)
 	{
 		replace[Anum_storage_retention - 1] = true;
 		isnull[Anum_storage_retention - 1] = retention == NULL;
@@ -206,7 +195,7 @@ PromStorageCatalogSetRetention(const char *metric, const Interval *retention)
 	UnregisterSnapshot(snapshot);
 	table_close(rel, NoLock);
 	CommandCounterIncrement();
-	return HeapTupleIsValid(tuple);
+	return found;
 }
 
 /*
@@ -233,37 +222,5 @@ PromStorageCatalogStore(const PromStorageEntry *entry)
 	values[Anum_storage_chunks - 1] = ObjectIdGetDatum(entry->chunks);
 	values[Anum_storage_head - 1] = ObjectIdGetDatum(entry->head);
 	isnull[Anum_storage_retention - 1] = true;
-	PromCatalogLockName(rel, entry->metric);
 	PromCatalogStoreRow(rel, indexid, entry->metric, values, isnull, NULL);
-}
-
-/*
- * Remove a metric's entry from the storage catalog (its relations stay):
- * the metric was registered again, or unregistered.  Runs with the
- * metric's lock of the metric catalog.
- */
-void
-PromStorageCatalogForget(const char *metric)
-{
-	Oid			indexid;
-	Relation	rel = open_storage_catalog(PROM_CATALOG_WRITE_LOCK, &indexid);
-	ScanKeyData key;
-	SysScanDesc scan;
-	Snapshot	snapshot;
-	HeapTuple	tuple;
-
-	if (rel == NULL)
-		return;
-	PromCatalogLockName(rel, metric);
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	ScanKeyInit(&key, Anum_storage_metric, BTEqualStrategyNumber, F_TEXTEQ,
-				CStringGetTextDatum(metric));
-	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
-		CatalogTupleDelete(rel, &tuple->t_self);
-	systable_endscan(scan);
-	UnregisterSnapshot(snapshot);
-	table_close(rel, NoLock);
-	CommandCounterIncrement();
 }
