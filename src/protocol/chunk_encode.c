@@ -136,8 +136,11 @@ xor_chunk_start(XorChunkWriter *c, uint8 *out)
 	c->trailing = 0;
 }
 
-/* Append a sample, later than the chunk's last, to an XOR chunk. */
-static inline void
+/*
+ * Append a sample, later than the chunk's last, to an XOR chunk: inlined
+ * into each loop, so that the chunk's state stays in registers.
+ */
+static pg_attribute_always_inline void
 xor_chunk_append(XorChunkWriter *c, int64 t, double v)
 {
 	uint64		bits = wire_double_bits(v);
