@@ -17,6 +17,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "executor/spi.h"
@@ -179,6 +180,10 @@ prom_set_retention(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("retention must be positive"),
 					 errhint("Use NULL to keep every sample.")));
+		/* now() - retention must be a time (22008 otherwise), then always */
+		(void) DirectFunctionCall2(timestamptz_mi_interval,
+								   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
+								   PG_GETARG_DATUM(1));
 	}
 	PreventCommandIfReadOnly("prom_set_retention()");
 	entry = linitial(PromCompactEntries(metric));

@@ -186,6 +186,7 @@ SELECT retention IS NULL AS keep_forever FROM prom_metric_storage WHERE metric =
 -- refusals
 SELECT prom_set_retention('cm', interval '0');
 SELECT prom_set_retention('cm', interval '-1 day');
+SELECT prom_set_retention('cm', interval '100000 years');
 SELECT prom_set_retention('nosuch', interval '1 day');
 SELECT prom_compact('nosuch');
 CREATE TABLE rowmetric (ts timestamptz, value float8);
