@@ -143,7 +143,7 @@ PromCreatedRelationName(const char *metric, const char *suffix)
 					hash_bytes((const unsigned char *) metric, (int) len), suffix);
 }
 
-/* Run a utility statement of remote write through SPI. */
+/* Run a utility statement (creating or altering a metric's relations) through SPI. */
 void
 PromRunDDL(const char *sql)
 {
@@ -199,8 +199,8 @@ PromAppendLabelColumns(StringInfo sql, const PromLabelColumns *chosen)
 }
 
 /*
- * Create an index on each label column of indexed_labels of a new table,
- * before (prefix) the columns given, such as ", ts".
+ * Create an index on each label column of indexed_labels of a new table:
+ * (label column), followed by more_columns (such as ", ts", or "").
  */
 void
 PromCreateLabelIndexes(const char *qualified, const PromLabelColumns *chosen,

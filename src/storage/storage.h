@@ -40,7 +40,7 @@ typedef struct PromStorageEntry
 	Interval	retention;
 } PromStorageEntry;
 
-/* in chunk_functions.c */
+/* in stored_chunks.c */
 extern TimestampTz PromStorageTimestamp(int64 ms);
 extern PromSample *PromStorageDecodeChunk(int encoding, const bytea *chunk,
 										  int *nsamples);
