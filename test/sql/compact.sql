@@ -143,15 +143,18 @@ WHERE c.series_id = 1 AND c.min_time >= :t0 + 199000 ORDER BY 1;
 SELECT count(*), count(DISTINCT value::text) FROM hm;
 
 -- windows still open: now() - promread.compact_after is where they end
+-- (one transaction, so that now() is one time)
 TRUNCATE "cm#chunks";
+BEGIN;
 INSERT INTO "cm#head" VALUES
 	(1, (floor(extract(epoch FROM now()) * 1000 / 7200000) - 1) * 7200000, 1),
 	(1, (floor(extract(epoch FROM now()) * 1000 / 7200000)) * 7200000, 2);
-SET promread.compact_after = '4h';
+SET LOCAL promread.compact_after = '4h';
 SELECT prom_compact('cm');
-SET promread.compact_after = 0;
+SET LOCAL promread.compact_after = 0;
 SELECT prom_compact('cm');
 SELECT count(*) AS head_rows FROM "cm#head";
+COMMIT;
 RESET promread.compact_after;
 SHOW promread.compact_after;
 DELETE FROM "cm#head";
