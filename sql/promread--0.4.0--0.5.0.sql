@@ -166,3 +166,15 @@ CREATE VIEW prom_metric_sizes AS
 	SELECT metric, storage, series, samples, bytes, bytes_per_sample
 	FROM prom_get_metric_sizes();
 GRANT SELECT ON prom_metric_sizes TO PUBLIC;
+-- Compaction of metrics in chunk storage: head rows moved into chunks by
+-- 2-hour windows, retention carried out (docs/chunk-storage.md).
+CREATE FUNCTION prom_compact(metric text DEFAULT NULL)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'prom_compact'
+	LANGUAGE C VOLATILE;
+
+-- A metric's retention (NULL: keep everything), which prom_compact carries out.
+CREATE FUNCTION prom_set_retention(metric text, retention interval)
+	RETURNS void
+	AS 'MODULE_PATHNAME', 'prom_set_retention'
+	LANGUAGE C VOLATILE;

@@ -34,6 +34,7 @@ char	   *promread_write_trusted_owners = NULL;
 int			promread_write_max_label_columns = 400;
 int			promread_write_storage = PROM_WRITE_STORAGE_CHUNKS;
 int			promread_max_histogram_buckets = 10000;
+int			promread_compact_after = 3600 * 1000;
 
 /* Values of promread.write_unknown_labels. */
 static const struct config_enum_entry write_refusal_options[] = {
@@ -168,6 +169,13 @@ _PG_init(void)
 							   "",
 							   PGC_SUSET, GUC_LIST_INPUT,
 							   check_trusted_owners, NULL, NULL);
+	DefineCustomIntVariable("promread.compact_after",
+							"How long prom_compact leaves samples in the head of a metric in chunk storage.",
+							"prom_compact compacts the 2-hour windows that end at or before now() minus this.",
+							&promread_compact_after,
+							3600 * 1000, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("promread");
 	PromScanInit();
 }

@@ -52,6 +52,7 @@ extern char *promread_write_trusted_owners;
 extern int	promread_write_max_label_columns;
 extern int	promread_write_storage;
 extern int	promread_max_histogram_buckets;
+extern int	promread_compact_after;
 
 /* What remote write does with a label that has no column. */
 typedef enum PromWriteRefusal

@@ -48,6 +48,9 @@ extern PromSample *PromStorageDecodeChunk(int encoding, const bytea *chunk,
 /* in storage_catalog.c */
 extern PromStorageEntry *PromStorageLookup(const char *metric);
 extern void PromStorageCatalogStore(const PromStorageEntry *entry);
+extern List *PromStorageEntries(void);
+extern bool PromStorageCatalogSetRetention(const char *metric,
+										   const Interval *retention);
 
 /* in create.c */
 extern PromMetricEntry *PromStorageCreateMetric(const char *metric, Oid nspid,
@@ -59,6 +62,14 @@ extern PromMetricEntry *PromStorageAddLabelColumns(const PromMetricEntry *entry,
 												   const char *const *labels,
 												   int nlabels);
 extern Oid	PromStorageChunkPartition(const PromStorageEntry *entry, int64 t);
+
+/* in retention.c: what compaction acts on, retention */
+extern List *PromCompactEntries(const char *metric);
+extern bool PromCompactOwns(const PromStorageEntry *entry);
+extern void PromCompactCheckOwner(const PromStorageEntry *entry);
+extern void PromApplyRetention(const PromStorageEntry *entry,
+							   const char *chunks, const char *head,
+							   int64 now_ms);
 
 /* Floor division of a time by a span (ms): the number of its span. */
 static inline int64

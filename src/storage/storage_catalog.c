@@ -23,6 +23,8 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xact.h"
+#include "catalog/indexing.h"
 #include "storage/storage.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -113,6 +115,87 @@ PromStorageLookup(const char *metric)
 	if (registered == NULL || registered->relid != entry->relation)
 		return NULL;
 	return entry;
+}
+
+/*
+ * The storage entries of every metric in chunk storage, as committed now,
+ * those that count (see the header): a list of PromStorageEntry.
+ */
+List *
+PromStorageEntries(void)
+{
+	Oid			indexid;
+	Relation	rel = open_storage_catalog(AccessShareLock, &indexid);
+	Snapshot	snapshot;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	List	   *found = NIL;
+	List	   *entries = NIL;
+	ListCell   *lc;
+
+	if (rel == NULL)
+		return NIL;
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = systable_beginscan(rel, indexid, false, snapshot, 0, NULL);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		found = lappend(found, decode_storage_entry(rel, tuple));
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+
+	foreach(lc, found)
+	{
+		PromStorageEntry *entry = lfirst(lc);
+		PromMetricEntry *registered = PromCatalogFind(entry->metric);
+
+		if (registered != NULL && registered->relid == entry->relation)
+			entries = lappend(entries, entry);
+	}
+	return entries;
+}
+
+/*
+ * Set the retention of a metric in chunk storage (NULL: keep its samples
+ * for ever); false when it has no entry.  The caller holds the metric's
+ * lock (PromCatalogLockForWrite) and checked its ownership.
+ */
+bool
+PromStorageCatalogSetRetention(const char *metric, const Interval *retention)
+{
+	Oid			indexid;
+	Relation	rel = open_storage_catalog(PROM_CATALOG_WRITE_LOCK, &indexid);
+	Datum		values[Natts_storage] = {0};
+	bool		isnull[Natts_storage] = {0};
+	bool		replace[Natts_storage] = {0};
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	bool		found;
+
+	if (rel == NULL)
+		return false;
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	ScanKeyInit(&key, Anum_storage_metric, BTEqualStrategyNumber, F_TEXTEQ,
+				CStringGetTextDatum(metric));
+	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
+	tuple = systable_getnext(scan);
+	found = HeapTupleIsValid(tuple);
+	if (found)
+	{
+		replace[Anum_storage_retention - 1] = true;
+		isnull[Anum_storage_retention - 1] = retention == NULL;
+		if (retention != NULL)
+			values[Anum_storage_retention - 1] = IntervalPGetDatum(retention);
+		CatalogTupleUpdate(rel, &tuple->t_self,
+						   heap_modify_tuple(tuple, RelationGetDescr(rel),
+											 values, isnull, replace));
+	}
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, NoLock);
+	CommandCounterIncrement();
+	return found;
 }
 
 /*
