@@ -674,3 +674,9 @@ CREATE FUNCTION prom_set_retention(metric text, retention interval)
 	RETURNS void
 	AS 'MODULE_PATHNAME', 'prom_set_retention'
 	LANGUAGE C VOLATILE;
+
+-- Move a metric in row storage to chunk storage (docs/chunk-storage.md).
+CREATE FUNCTION prom_convert_metric(metric text)
+	RETURNS regclass
+	AS 'MODULE_PATHNAME', 'prom_convert_metric'
+	LANGUAGE C STRICT VOLATILE;

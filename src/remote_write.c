@@ -179,8 +179,8 @@ collect_labels(PromWriteGroup *group)
  * without a column refuse the request unless they may be dropped or are
  * kept as overflow labels.
  */
-static PromMetricEntry *
-metric_entry(const PromWriteGroup *group)
+PromMetricEntry *
+PromWriteGroupEntry(const PromWriteGroup *group)
 {
 	PromMetricEntry *entry = PromCatalogFind(group->metric);
 	const char **missing;
@@ -257,7 +257,7 @@ write_metric(const PromWriteGroup *group)
 				 errdetail("A metric's value column holds either float8 or prom_histogram values.")));
 	for (attempt = 1;; attempt++)
 	{
-		PromMetricEntry *entry = metric_entry(group);
+		PromMetricEntry *entry = PromWriteGroupEntry(group);
 		PromStorageEntry *storage = entry != NULL ? PromStorageLookup(entry->metric) : NULL;
 
 		if (entry != NULL &&

@@ -219,6 +219,9 @@ extern void PromCopyAppendValue(StringInfo out, PromCopyValues *values,
 								const PromWriteSeries *series, int s);
 extern void PromWriteCopy(Relation rel, List *attnames, const StringInfoData *stream);
 
+/* in remote_write.c */
+extern PromMetricEntry *PromWriteGroupEntry(const PromWriteGroup *group);
+
 /* in write_chunks.c */
 struct PromStorageEntry;
 extern bool PromWriteGroupChunks(const PromWriteGroup *group,
