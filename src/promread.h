@@ -185,6 +185,8 @@ extern void PromChooseRegisteredColumns(Relation rel, Name time_name,
 /*---- Queries (query.c) ----*/
 
 struct PromSeriesSet;
+struct PromStorageEntry;
+extern const struct PromStorageEntry *PromMetricStorage(const PromMetricEntry *entry);
 extern void PromQueryFromSelector(text *selector, TimestampTz start_time,
 								  TimestampTz end_time, PromQuery *query);
 extern struct PromSeriesSet *PromRunQuery(const PromQuery *query,

@@ -209,14 +209,16 @@ prepare_metric_scan(const PromMetricEntry *entry, const PromQuery *query,
 
 /*
  * Read the rows of one metric relation that the query selects into the
- * series set.  named: the query names this metric (an equality matcher on
+ * series set; of a metric in chunk storage (storage, its entry), its
+ * tables'.  named: the query names this metric (an equality matcher on
  * __name__), so that a relation the caller may not read, or a registration
  * that no longer fits, is an error rather than a metric skipped.  The
  * caller is connected to SPI.
  */
 void
 PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
-			   const PromQuery *query, bool named)
+			   const PromStorageEntry *storage, const PromQuery *query,
+			   bool named)
 {
 	MetricScan	scan;
 	PromLayout *layout;
@@ -226,7 +228,6 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 	ReceiveSlotFn read_only = PromScanReadOnly;
 	SPIExecuteOptions options;
 	SPIPlanPtr	plan;
-	const PromStorageEntry *storage = PromChunkStorageOf(entry);
 	uint64		begin;
 
 	if (storage != NULL)
@@ -322,12 +323,12 @@ explain_run_step(void *arg)
  * SPI.
  */
 List *
-PromExplainMetric(const PromMetricEntry *entry, const PromQuery *query,
+PromExplainMetric(const PromMetricEntry *entry,
+				  const PromStorageEntry *storage, const PromQuery *query,
 				  bool named, bool analyze)
 {
 	MetricScan	scan_data;
 	ChunkScan	chunk_scan;
-	const PromStorageEntry *storage = PromChunkStorageOf(entry);
 	const MetricScan *scan = &scan_data;
 	ScanStatement shard_stmt;
 	List	   *partitions;

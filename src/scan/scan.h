@@ -20,10 +20,13 @@ extern void PromScanInit(void);
 /* in scan_columns.c */
 extern void PromScanBeginCall(void);
 
-/* in scan.c */
+/* in scan.c; storage: of a metric in chunk storage (PromMetricStorage), or NULL */
+struct PromStorageEntry;
 extern void PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
+						   const struct PromStorageEntry *storage,
 						   const PromQuery *query, bool named);
 extern List *PromExplainMetric(const PromMetricEntry *entry,
+							   const struct PromStorageEntry *storage,
 							   const PromQuery *query, bool named,
 							   bool analyze);
 

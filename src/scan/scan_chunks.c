@@ -10,6 +10,7 @@
  *
  * 1. prom_storage_catalog names the metric's series, chunks and head
  *    tables; its entry counts while the metric is registered to the view.
+ *    The reader looks it up (PromMetricStorage) and gives it to the scan.
  *    The view is locked and checked as a row metric's relation is (scan.c),
  *    then the three tables.  The registered label columns are read from the
  *    series table, whose rows are stored, so that the matchers are decided
@@ -94,19 +95,6 @@ typedef struct ChunkReceiver
 	MemoryContext chunk_context;	/* a chunk's detoasting and histograms,
 									 * reset after each chunk */
 } ChunkReceiver;
-
-/*
- * The storage catalog's entry of a metric in chunk storage, or NULL: the
- * metric is not in chunk storage, or its entry does not count (its
- * relation is not the one registered).
- */
-const PromStorageEntry *
-PromChunkStorageOf(const PromMetricEntry *entry)
-{
-	const PromStorageEntry *storage = PromStorageLookup(entry->metric);
-
-	return storage != NULL && storage->relation == entry->relid ? storage : NULL;
-}
 
 /*
  * Lock a table of a metric's storage until the transaction ends; false when

@@ -118,7 +118,6 @@ extern bool PromScanRunSkippingUnreadable(void (*step) (void *arg), void *arg,
 										  PromSeriesSet *set);
 
 /* in scan_chunks.c */
-extern const PromStorageEntry *PromChunkStorageOf(const PromMetricEntry *entry);
 extern bool PromChunkScanPrepare(const PromMetricEntry *entry,
 								 const PromStorageEntry *storage,
 								 const PromQuery *query, bool named,

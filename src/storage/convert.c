@@ -274,7 +274,7 @@ move_window(const PromMetricEntry *old, PromMetricEntry *entry,
 
 	query.start_ms = start_ms;
 	query.end_ms = end_ms;
-	PromScanMetric(set, old, &query, true);
+	PromScanMetric(set, old, NULL, &query, true);
 	PromSeriesSetFinish(set);
 	group = group_of_set(entry->metric, set);
 	MemoryContextSwitchTo(caller);
