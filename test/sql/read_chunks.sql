@@ -4,11 +4,13 @@
 -- both where the head's sample wins, stale markers and a NaN payload), give
 -- the same answers through prom_series and through prom_remote_read's
 -- SAMPLES and STREAMED_XOR_CHUNKS answers, for many selectors and time
--- ranges that cut chunks; then histograms, prom_explain, the caller's
--- rights, row-level security on the series table, limits and bad chunks.
--- The tables are made here by hand as the contract's DDL describes them;
--- the chunks are cut from promread's own STREAMED_XOR_CHUNKS answers of a
--- row table of the same samples.
+-- ranges that cut chunks; then a metric made by prom_create_metric (its
+-- labels in overflow), one compacted by prom_compact before and after late
+-- samples, histograms, prom_explain, the caller's rights, row-level
+-- security on the series table, limits and bad chunks.  The first tables
+-- are made here by hand as the contract's DDL describes them; their chunks
+-- are cut from promread's own STREAMED_XOR_CHUNKS answers of a row table
+-- of the same samples.
 SET timezone = 'UTC';
 SET datestyle = 'ISO';
 SET max_parallel_workers_per_gather = 0;
@@ -319,6 +321,28 @@ FROM unnest(ARRAY['', ', job="api"', ', instance="i1"', ', zone=""',
 SELECT count(*) AS view_rows FROM rc_made;
 SELECT sum(cardinality(ts)) AS samples FROM prom_series('rc_made', '2024-01-01', '2024-01-02');
 
+-- Compaction (prom_compact) of a metric made by prom_create_metric: its
+-- chunk samples first written to its head, then compacted; then the head
+-- samples written (late ones and those of a millisecond a chunk has
+-- among them), then compacted again, merged with the chunks: the answers
+-- stay those of the row metrics of the same samples (rc_src, then rc_rows)
+SELECT prom_create_metric('rc_comp', '{job,instance,zone}');
+INSERT INTO "rc_comp#series" (labels_hash, job, instance, zone)
+	SELECT sid, job, instance, zone FROM rc_labels ORDER BY sid;
+INSERT INTO "rc_comp#head" SELECT sid, t, v FROM rc_samples WHERE NOT head;
+SELECT 'head' AS state, (rc_compare('rc_src', 'rc_comp', '', '2024-01-01', '2024-01-02')).*;
+SELECT prom_compact('rc_comp') > 0 AS compacted;
+SELECT 'compacted' AS state, (rc_compare('rc_src', 'rc_comp', '', '2024-01-01', '2024-01-02')).*;
+INSERT INTO "rc_comp#head" SELECT sid, t, v FROM rc_samples WHERE head;
+SELECT 'chunks and head' AS state, m AS matchers,
+	(rc_compare('rc_rows', 'rc_comp', m, '2024-01-01', '2024-01-02')).*
+FROM unnest(ARRAY['', ', instance="i1"']) m;
+SELECT prom_compact('rc_comp') > 0 AS compacted;
+SELECT count(*) AS head_rows FROM "rc_comp#head";
+SELECT 'merged' AS state, m AS matchers,
+	(rc_compare('rc_rows', 'rc_comp', m, '2024-01-01 00:05', '2024-01-01 04:10')).*
+FROM unnest(ARRAY['', ', instance="i1"']) m;
+
 -- Histograms: a metric whose head holds prom_histogram values and whose
 -- chunks are HISTOGRAM and FLOAT_HISTOGRAM chunks
 CREATE TABLE rc_hsamples (job text, t bigint, h prom_histogram, head boolean);
@@ -465,9 +489,10 @@ UPDATE prom_storage_catalog SET relation = 'rc_rows' WHERE metric = 'rc_chunks';
 SELECT sum(cardinality(ts)) AS samples FROM prom_series('rc_chunks', '2024-01-01', '2024-01-02');
 UPDATE prom_storage_catalog SET relation = 'rc_chunks' WHERE metric = 'rc_chunks';
 
-SELECT prom_unregister('rc_made');
-DROP VIEW rc_made;
-DROP TABLE "rc_made#series", "rc_made#chunks", "rc_made#head";
+SELECT prom_unregister('rc_made'), prom_unregister('rc_comp');
+DROP VIEW rc_made, rc_comp;
+DROP TABLE "rc_made#series", "rc_made#chunks", "rc_made#head",
+	"rc_comp#series", "rc_comp#chunks", "rc_comp#head";
 DROP VIEW rc_chunks, rc_hchunks;
 DROP TABLE rc_rows, rc_src, rc_hrows, rc_hsrc, rc_samples, rc_hsamples,
 	rc_labels, rc_exact, "rc_chunks#series", "rc_chunks#chunks",
