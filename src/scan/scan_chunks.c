@@ -40,10 +40,11 @@
  *    are added to their series as one run (PromSeriesSetAddRun); a
  *    histogram chunk's histograms are decoded in a context reset after each
  *    chunk and copied into the set.  Then the head statement's rows go
- *    through the row receiver (scan.c) into the same layout: a head sample
- *    comes after the chunks' samples of its series, so that it replaces
- *    one of the same millisecond when the engine sorts the series' samples
- *    (it keeps the last of equal times), as compaction's merge does.
+ *    through the row receiver (scan_exec.c) into the same layout: a head
+ *    sample comes after the chunks' samples of its series, so that it
+ *    replaces one of the same millisecond when the engine sorts the
+ *    series' samples (it keeps the last of equal times), as compaction's
+ *    merge does.
  *    Chunks come ordered by series (and time): the row path may make a
  *    series twice when its rows do not come together (group.c), and the
  *    sort merges such twins in the order they were made, so a series
