@@ -340,7 +340,9 @@ chunk_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
 	ChunkReceiver *receiver = (ChunkReceiver *) self;
 	const MetricScan *scan = receiver->scan;
-	static const Oid chunk_types[CHUNK_COLUMNS] = {INT8OID, INT8OID, INT2OID, BYTEAOID};
+	static const Oid chunk_types[CHUNK_COLUMNS] = {
+		INT8OID, INT8OID, INT2OID, BYTEAOID
+	};
 	bool		fits = typeinfo->natts == scan->nlabels + CHUNK_COLUMNS;
 	int			i;
 
