@@ -37,6 +37,8 @@ extern const char *PromResponseTypeName(int type);
 /* in write_request.c */
 extern PromWriteRequest *PromDecodeWriteRequest(const char *body, Size len);
 extern PromWriteRequest *PromDecodeWriteRequestV2(const char *body, Size len);
+extern void PromWriteSeriesSetSamples(PromWriteSeries *series,
+									  const PromSample *samples, int n);
 
 /* Answers are written with the buffers of wire.h. */
 struct PromSnappyWriter;

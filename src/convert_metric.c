@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * convert.c
+ * convert_metric.c
  *	  prom_convert_metric: moving a metric in row storage to chunk storage.
  *
  * The metric's rows are moved, in one transaction, into a chunk metric of
@@ -34,7 +34,7 @@
 #include "compat.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
-#include "protocol/proto/remote.pb-c.h"
+#include "protocol/protocol.h"
 #include "remote_write.h"
 #include "scan/scan.h"
 #include "storage/lmgr.h"
@@ -231,19 +231,7 @@ group_of_set(const char *metric, PromSeriesSet *set)
 			ws->nhistograms = nsamples;
 		}
 		else
-		{
-			Prometheus__Sample *cells = palloc(sizeof(Prometheus__Sample) * Max(nsamples, 1));
-
-			ws->samples = palloc(sizeof(Prometheus__Sample *) * Max(nsamples, 1));
-			for (j = 0; j < nsamples; j++)
-			{
-				prometheus__sample__init(&cells[j]);
-				cells[j].timestamp = samples[j].t;
-				cells[j].value = samples[j].v;
-				ws->samples[j] = &cells[j];
-			}
-			ws->nsamples = nsamples;
-		}
+			PromWriteSeriesSetSamples(ws, samples, nsamples);
 		group->series[group->nseries++] = ws;
 	}
 
