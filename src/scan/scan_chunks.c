@@ -250,24 +250,6 @@ report_bad_chunk(const ChunkReceiver *receiver, TupleTableSlot *slot,
 }
 
 /*
- * Keep the samples in [start, end], in place; returns how many: the chunks
- * read are those that reach into the range, their samples outside it are
- * dropped.
- */
-static int
-samples_in_range(PromSample *samples, int nsamples, int64 start_ms,
-				 int64 end_ms)
-{
-	int			kept = 0;
-	int			i;
-
-	for (i = 0; i < nsamples; i++)
-		if (samples[i].t >= start_ms && samples[i].t <= end_ms)
-			samples[kept++] = samples[i];
-	return kept;
-}
-
-/*
  * Decode one chunk of the chunk statement (labels, series_id, min_time,
  * encoding, chunk) and add its samples in the query's range to its series,
  * as one run.
@@ -318,8 +300,8 @@ chunk_receive(TupleTableSlot *slot, DestReceiver *self)
 	if (!receiver->histograms)
 		samples = receiver->buffer;
 
-	nsamples = samples_in_range(samples, nsamples, receiver->start_ms,
-								receiver->end_ms);
+	nsamples = PromKeepSamplesInRange(samples, nsamples, receiver->start_ms,
+									  receiver->end_ms);
 	if (receiver->histograms)
 		for (i = 0; i < nsamples; i++)
 			samples[i].v = PromSeriesSetCopyHistogram(receiver->set,

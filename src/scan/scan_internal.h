@@ -127,6 +127,23 @@ extern void PromScanChunkMetric(PromSeriesSet *set,
 								const PromStorageEntry *storage,
 								const PromQuery *query, bool named);
 
+/*
+ * Keep, in place, the samples of an array that lie in [start_ms, end_ms];
+ * returns how many: a chunk's samples outside a query's range are dropped.
+ */
+static inline int
+PromKeepSamplesInRange(PromSample *samples, int nsamples, int64 start_ms,
+					   int64 end_ms)
+{
+	int			kept = 0;
+	int			i;
+
+	for (i = 0; i < nsamples; i++)
+		if (samples[i].t >= start_ms && samples[i].t <= end_ms)
+			samples[kept++] = samples[i];
+	return kept;
+}
+
 /* in scan_plans.c */
 extern SPIPlanPtr PromScanCachedPlan(const ScanStatement *stmt);
 extern ParamListInfo PromScanStatementParams(const ScanStatement *stmt);
