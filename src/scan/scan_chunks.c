@@ -13,9 +13,10 @@
  *    The reader looks it up (PromMetricStorage) and gives it to the scan.
  *    The view is locked and checked as a row metric's relation is (scan.c),
  *    then the three tables.  The registered label columns are read from the
- *    series table, whose rows are stored, so that the matchers are decided
- *    as on a row table (scan_predicates.c), here once a series: by SQL, or
- *    per distinct value by the engine or over the values an index lists.
+ *    series table, and every matcher becomes a predicate of it
+ *    (scan_predicates.c, as for a relation whose rows are not stored): a
+ *    series row is read once a read, so SQL decides a matcher once a
+ *    series, and only the chunks of the series selected are read.
  * 2. The caller reads the three tables with its own rights, and row-level
  *    security on the series table applies, since the executor reads it.
  *    The rights are checked before the first statement runs, so that a
@@ -40,18 +41,14 @@
  *    are added to their series as one run (PromSeriesSetAddRun); a
  *    histogram chunk's histograms are decoded in a context reset after each
  *    chunk and copied into the set.  Then the head statement's rows go
- *    through the row receiver (scan_exec.c) into the same layout: a head
- *    sample comes after the chunks' samples of its series, so that it
- *    replaces one of the same millisecond when the engine sorts the
+ *    through the row receiver (scan_exec.c) into a layout of their own,
+ *    made after the chunks': the set's finish merges series of equal
+ *    labels in the order they were made (order.c), so a series' head
+ *    samples come after all of its chunks' samples, even when its chunks
+ *    came apart and made it twice (group.c), and a head sample replaces a
+ *    chunk's sample of the same millisecond when the engine sorts the
  *    series' samples (it keeps the last of equal times), as compaction's
- *    merge does.
- *    Chunks come ordered by series (and time): the row path may make a
- *    series twice when its rows do not come together (group.c), and the
- *    sort merges such twins in the order they were made, so a series
- *    whose chunks were apart could have a later chunk's twin merged after
- *    the head's samples, which went to the first twin.  Together, a
- *    series' chunks are one series of the set, made before any twin the
- *    head's rows may make.
+ *    merge does.  So the chunks need no order: the statement has no sort.
  * 5. A chunk that does not decode, or whose encoding is not the metric's
  *    (XOR for a float metric, a histogram encoding for a histogram
  *    metric), is an error (XX001) naming its series and time.
@@ -196,7 +193,7 @@ PromChunkScanPrepare(const PromMetricEntry *entry,
 	appendStringInfo(&scan->stmt.sql, " FROM %s WHERE true",
 					 PromQuotedRelationName(storage->series));
 	scan->predicates = scan->stmt.sql.len;
-	if (!PromScanAddMatchers(scan, query, true))
+	if (!PromScanAddMatchers(scan, query, false))
 		return false;
 	series = scan->stmt.sql.data;
 
@@ -208,8 +205,7 @@ PromChunkScanPrepare(const PromMetricEntry *entry,
 					 " JOIN %s c ON c.series_id OPERATOR(pg_catalog.=) s.series_id"
 					 " WHERE c.max_time OPERATOR(pg_catalog.>=) $1"
 					 " AND c.min_time OPERATOR(pg_catalog.<=) $2"
-					 " AND c.min_time OPERATOR(pg_catalog.>) $3"
-					 " ORDER BY c.series_id, c.min_time",
+					 " AND c.min_time OPERATOR(pg_catalog.>) $3",
 					 series, PromQuotedRelationName(storage->chunks));
 	copy_params(&cs->chunks, &scan->stmt);
 
@@ -363,7 +359,7 @@ chunk_receiver_free(DestReceiver *self)
 	pfree(receiver);
 }
 
-/* A receiver of the chunk statement's rows into the layout of the head's. */
+/* A receiver of the chunk statement's rows into a layout of its own. */
 static DestReceiver *
 chunk_receiver_create(PromSeriesSet *set, PromLayout *layout,
 					  const ChunkScan *cs, const PromQuery *query)
@@ -439,7 +435,7 @@ PromScanChunkMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 {
 	ChunkScan	cs;
 	ChunkRun	run;
-	PromLayout *layout;
+	PromLayout *head_layout;
 	uint64		begin = PromPhaseBegin();
 
 	if (!PromChunkScanPrepare(entry, storage, query, named, &cs))
@@ -449,8 +445,9 @@ PromScanChunkMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 	}
 	memset(&run, 0, sizeof(run));
 	run.cs = &cs;
-	run.head_options.dest = PromScanReceiverCreate(set, &cs.scan, &layout);
-	run.chunk_options.dest = chunk_receiver_create(set, layout, &cs, query);
+	run.chunk_options.dest = chunk_receiver_create(set, PromScanAddLayout(set, &cs.scan),
+												   &cs, query);
+	run.head_options.dest = PromScanReceiverCreate(set, &cs.scan, &head_layout);
 	elog(DEBUG1, "promread scan of the chunks of metric \"%s\": %s",
 		 entry->metric, cs.chunks.sql.data);
 	elog(DEBUG1, "promread scan of the head of metric \"%s\": %s",

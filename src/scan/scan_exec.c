@@ -256,20 +256,17 @@ PromScanRunSkippingUnreadable(void (*step) (void *arg), void *arg,
 /*
  * Add a layout for the scan's rows to the set: the label columns, then
  * __name__, a constant label; and the matchers the engine decides per
- * value.  Returns the receiver of the rows (label columns, time, value),
- * and sets *layout.
+ * value.
  */
-DestReceiver *
-PromScanReceiverCreate(PromSeriesSet *set, const MetricScan *scan,
-					   PromLayout **layout)
+PromLayout *
+PromScanAddLayout(PromSeriesSet *set, const MetricScan *scan)
 {
-	ScanReceiver *receiver = palloc0(sizeof(ScanReceiver));
 	int			nlabels = scan->nlabels;
 	const char **names = palloc(sizeof(char *) * (nlabels + 1));
 	PromLabelKind *kinds = palloc(sizeof(PromLabelKind) * (nlabels + 1));
 	Oid		   *types = palloc(sizeof(Oid) * (nlabels + 1));
-	Oid		   *result_types = palloc(sizeof(Oid) * (nlabels + 2));
 	const char **const_values = palloc0(sizeof(char *) * (nlabels + 1));
+	PromLayout *layout;
 	ListCell   *lc;
 	int			i;
 
@@ -278,12 +275,41 @@ PromScanReceiverCreate(PromSeriesSet *set, const MetricScan *scan,
 		names[i] = scan->labels[i].label;
 		kinds[i] = scan->labels[i].kind;
 		types[i] = scan->labels[i].basetype;
-		result_types[i] = scan->labels[i].type;
 	}
 	names[nlabels] = "__name__";
 	kinds[nlabels] = PROM_LABEL_CONST;
 	types[nlabels] = TEXTOID;
 	const_values[nlabels] = scan->entry->metric;
+	layout = PromSeriesSetAddLayout(set, nlabels + 1, names, kinds, types,
+									const_values);
+	if (scan->overflow >= 0)
+		PromLayoutSetOverflow(set, layout, scan->overflow);
+	if (PromIsHistogramType(scan->value_column.basetype))
+		PromLayoutSetHistograms(set, layout);
+	foreach(lc, scan->filters)
+	{
+		const ScanFilter *filter = lfirst(lc);
+
+		PromLayoutAddFilter(set, layout, filter->column, filter->matcher);
+	}
+	return layout;
+}
+
+/*
+ * A receiver of the scan's rows (label columns, time, value) into a layout
+ * of their own (PromScanAddLayout), which it sets *layout to.
+ */
+DestReceiver *
+PromScanReceiverCreate(PromSeriesSet *set, const MetricScan *scan,
+					   PromLayout **layout)
+{
+	ScanReceiver *receiver = palloc0(sizeof(ScanReceiver));
+	int			nlabels = scan->nlabels;
+	Oid		   *result_types = palloc(sizeof(Oid) * (nlabels + 2));
+	int			i;
+
+	for (i = 0; i < nlabels; i++)
+		result_types[i] = scan->labels[i].type;
 	result_types[nlabels] = scan->time_column.type;
 	result_types[nlabels + 1] = PromIsHistogramType(scan->value_column.basetype) ?
 		scan->value_column.basetype : FLOAT8OID;
@@ -294,20 +320,8 @@ PromScanReceiverCreate(PromSeriesSet *set, const MetricScan *scan,
 	receiver->pub.rDestroy = scan_destroy;
 	receiver->pub.mydest = DestNone;
 	receiver->set = set;
-	receiver->layout = PromSeriesSetAddLayout(set, nlabels + 1, names, kinds,
-											  types, const_values);
-	if (scan->overflow >= 0)
-		PromLayoutSetOverflow(set, receiver->layout, scan->overflow);
+	receiver->layout = PromScanAddLayout(set, scan);
 	receiver->histograms = result_types[nlabels + 1] != FLOAT8OID;
-	if (receiver->histograms)
-		PromLayoutSetHistograms(set, receiver->layout);
-	foreach(lc, scan->filters)
-	{
-		const ScanFilter *filter = lfirst(lc);
-
-		PromLayoutAddFilter(set, receiver->layout, filter->column,
-							filter->matcher);
-	}
 	receiver->nlabels = nlabels;
 	receiver->ncolumns = nlabels + 2;
 	receiver->result_types = result_types;

@@ -108,6 +108,7 @@ extern bool PromScanCheckColumnType(const PromMetricEntry *entry, bool named,
 									const char *role, bool ok);
 
 /* in scan_exec.c */
+extern PromLayout *PromScanAddLayout(PromSeriesSet *set, const MetricScan *scan);
 extern DestReceiver *PromScanReceiverCreate(PromSeriesSet *set,
 											const MetricScan *scan,
 											PromLayout **layout);
