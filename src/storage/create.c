@@ -157,7 +157,7 @@ create_relations(const char *metric, Oid nspid, bool histograms,
 					 "pg_catalog.float8");
 	PromRunDDL(sql.data);
 	resetStringInfo(&sql);
-	appendStringInfo(&sql, "CREATE INDEX ON %s (series_id, t)", quoted[3]);
+	appendStringInfo(&sql, "CREATE INDEX ON %s USING brin (t)", quoted[3]);
 	PromRunDDL(sql.data);
 
 	columns = palloc(sizeof(char *) * (chosen->ncolumns + 3));
