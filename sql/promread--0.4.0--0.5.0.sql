@@ -52,3 +52,135 @@ BEGIN
 		c.chunks, c.head]::pg_catalog.oid[]);
 END
 $$;
+
+--
+-- Chunk storage (docs/chunk-storage.md)
+--
+
+-- The samples of a stored chunk: an XOR chunk's floats, a histogram (2) or
+-- float histogram (3) chunk's histograms; bytes that are no such chunk
+-- raise 22P03.
+CREATE FUNCTION prom_chunk_samples(chunk bytea)
+	RETURNS TABLE (ts timestamptz, value double precision)
+	AS 'MODULE_PATHNAME', 'prom_chunk_samples'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE ROWS 120;
+
+CREATE FUNCTION prom_chunk_histograms(encoding smallint, chunk bytea)
+	RETURNS TABLE (ts timestamptz, value prom_histogram)
+	AS 'MODULE_PATHNAME', 'prom_chunk_histograms'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE ROWS 120;
+
+-- A chunk's number of samples (its first two bytes), of any encoding
+CREATE FUNCTION prom_chunk_sample_count(chunk bytea)
+	RETURNS integer
+	AS 'MODULE_PATHNAME', 'prom_chunk_sample_count'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+-- Create a metric in the first schema of search_path: in chunk storage, its
+-- tables "m#series", "m#chunks" and "m#head" and the view "m" it returns;
+-- in row storage, its table "m" (as remote write creates one).
+CREATE FUNCTION prom_create_metric(metric text, labels text[] DEFAULT '{}',
+		storage text DEFAULT 'chunks',
+		value_type regtype DEFAULT 'double precision')
+	RETURNS regclass
+	AS 'MODULE_PATHNAME', 'prom_create_metric'
+	LANGUAGE C VOLATILE;
+
+-- The partition of a chunk metric's chunks for the UTC day of t, created
+-- when missing (compaction calls it)
+CREATE FUNCTION prom_chunk_partition(metric text, t timestamptz)
+	RETURNS regclass
+	AS 'MODULE_PATHNAME', 'prom_chunk_partition'
+	LANGUAGE C STRICT VOLATILE;
+
+-- The series, samples and bytes on disk (tables, indexes, TOAST, every
+-- partition; NULL for a relation without storage, such as a view) of each
+-- registered metric.  Counting reads all of a metric's rows: a scan of its
+-- table, or of its series, head rows and chunks' first bytes; the counts
+-- are NULL where the caller may not read them.  Given a metric, only its.
+CREATE FUNCTION prom_get_metric_sizes(only_metric text DEFAULT NULL)
+	RETURNS TABLE (metric text, storage text, series bigint, samples bigint,
+		bytes bigint, bytes_per_sample double precision)
+	LANGUAGE plpgsql STABLE
+	SET search_path = pg_catalog, pg_temp
+	AS $$
+DECLARE
+	m record;
+	tables regclass[];
+	labels text;
+BEGIN
+	FOR m IN
+		SELECT c.metric, c.relation, c.label_columns, c.overflow_column,
+			s.series AS series_table, s.chunks, s.head
+		FROM @extschema@.prom_metrics AS c
+		LEFT JOIN @extschema@.prom_metric_storage AS s
+			ON s.metric OPERATOR(pg_catalog.=) c.metric
+			AND s.relation OPERATOR(pg_catalog.=) c.relation
+		WHERE only_metric IS NULL OR c.metric OPERATOR(pg_catalog.=) only_metric
+		ORDER BY c.metric
+	LOOP
+		metric := m.metric;
+		series := NULL;
+		samples := NULL;
+		IF m.series_table IS NOT NULL THEN
+			storage := 'chunks';
+			tables := ARRAY[m.series_table, m.chunks, m.head];
+			IF has_table_privilege(m.series_table, 'SELECT')
+				AND has_table_privilege(m.chunks, 'SELECT')
+				AND has_table_privilege(m.head, 'SELECT') THEN
+				EXECUTE format('SELECT (SELECT count(*) FROM %s),'
+					' (SELECT count(*) FROM %s) OPERATOR(pg_catalog.+) (SELECT'
+					' coalesce(sum(@extschema@.prom_chunk_sample_count(chunk)), 0)'
+					' FROM %s)::bigint', m.series_table, m.head, m.chunks)
+					INTO series, samples;
+			END IF;
+		ELSE
+			storage := 'rows';
+			tables := ARRAY[m.relation];
+			IF has_table_privilege(m.relation, 'SELECT') THEN
+				SELECT string_agg(quote_ident(l), ', ')
+				INTO labels
+				FROM unnest(m.label_columns::text[] || m.overflow_column::text) AS l;
+				EXECUTE format('SELECT %s, count(*) FROM %s',
+					CASE WHEN labels IS NULL
+						THEN 'least(count(*), 1)'
+						ELSE format('count(DISTINCT ROW(%s))', labels) END,
+					m.relation)
+					INTO series, samples;
+			END IF;
+		END IF;
+		SELECT sum(pg_total_relation_size(r.oid))::bigint
+		INTO bytes
+		FROM pg_class AS r
+		WHERE r.relkind IN ('r', 'm')
+		  AND (r.oid OPERATOR(pg_catalog.=) ANY (tables::oid[])
+			OR r.oid IN (SELECT p.relid
+						 FROM unnest(tables) AS t, pg_partition_tree(t) AS p));
+		bytes_per_sample := bytes::float8 / nullif(samples, 0);
+		RETURN NEXT;
+	END LOOP;
+END
+$$;
+
+CREATE VIEW prom_metric_sizes AS
+	SELECT metric, storage, series, samples, bytes, bytes_per_sample
+	FROM prom_get_metric_sizes();
+GRANT SELECT ON prom_metric_sizes TO PUBLIC;
+-- Compaction of metrics in chunk storage: head rows moved into chunks by
+-- 2-hour windows, retention carried out (docs/chunk-storage.md).
+CREATE FUNCTION prom_compact(metric text DEFAULT NULL)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'prom_compact'
+	LANGUAGE C VOLATILE;
+
+-- A metric's retention (NULL: keep everything), which prom_compact carries out.
+CREATE FUNCTION prom_set_retention(metric text, retention interval)
+	RETURNS void
+	AS 'MODULE_PATHNAME', 'prom_set_retention'
+	LANGUAGE C VOLATILE;
+
+-- Move a metric in row storage to chunk storage (docs/chunk-storage.md).
+CREATE FUNCTION prom_convert_metric(metric text)
+	RETURNS regclass
+	AS 'MODULE_PATHNAME', 'prom_convert_metric'
+	LANGUAGE C STRICT VOLATILE;

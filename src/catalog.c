@@ -13,7 +13,8 @@
  * catalog code does.  prom_exemplar_catalog (metric, relation) names the
  * exemplar table remote write created for a metric it created
  * (write_exemplars.c); registering the metric again or unregistering it
- * forgets that table.  Readers look entries up here in C as well, so a role
+ * forgets that table, and the tables of a metric in chunk storage
+ * (prom_storage_catalog, storage/storage_catalog.c).  Readers look entries up here in C as well, so a role
  * that may only read the metric relations (PostgREST's anonymous role, say)
  * needs no grant on the catalog: the relations themselves are read later,
  * through SPI, with the caller's privileges.
@@ -68,6 +69,10 @@ enum
 
 #define EXEMPLAR_TABLE		"prom_exemplar_catalog"
 #define EXEMPLAR_INDEX		"prom_exemplar_catalog_pkey"
+
+/* The storage catalog (storage/storage_catalog.c), keyed by metric too. */
+#define STORAGE_TABLE		"prom_storage_catalog"
+#define STORAGE_INDEX		"prom_storage_catalog_pkey"
 
 /* Columns of the exemplar catalog: a metric and its exemplar table. */
 enum
@@ -372,29 +377,40 @@ may_replace_entry(Relation rel, HeapTuple old)
 }
 
 /*
- * The exemplar catalog, opened with lockmode, or NULL when the extension's
- * objects predate it (a library newer than the extension's SQL objects:
- * then no metric has an exemplar table).
+ * One of the extension's tables that a version after the first added (the
+ * exemplar and storage catalogs), opened with lockmode, or NULL when the
+ * extension's objects predate it (a library newer than the extension's SQL
+ * objects: then the table would be empty).
  */
+Relation
+PromCatalogOpenOptional(const char *table, const char *index, LOCKMODE lockmode,
+						Oid *indexid)
+{
+	if (!OidIsValid(get_relname_relid(table, PromExtensionNamespace())))
+		return NULL;
+	return PromCatalogOpenTable(table, index, lockmode, indexid);
+}
+
+/* The exemplar catalog, opened with lockmode, or NULL (see above). */
 static Relation
 open_exemplar_catalog(LOCKMODE lockmode, Oid *indexid)
 {
-	if (!OidIsValid(get_relname_relid(EXEMPLAR_TABLE, PromExtensionNamespace())))
-		return NULL;
-	return PromCatalogOpenTable(EXEMPLAR_TABLE, EXEMPLAR_INDEX, lockmode, indexid);
+	return PromCatalogOpenOptional(EXEMPLAR_TABLE, EXEMPLAR_INDEX, lockmode, indexid);
 }
 
 /*
- * Remove a metric's exemplar table from the exemplar catalog (the table
- * itself stays): a metric registered again, or unregistered, is no longer
- * the one whose exemplars the table holds.  Runs with the metric's lock of
- * the metric catalog, which every writer of the exemplar catalog holds.
+ * Remove a metric's row (its text first column) from the exemplar or the
+ * storage catalog (the relations it names stay): a metric registered
+ * again, or unregistered, is no longer the one whose exemplars or samples
+ * they hold.  Runs with the metric's lock of the metric catalog, which
+ * every writer of these catalogs holds.
  */
 static void
-forget_exemplar_table(const char *metric)
+forget_metric_row(const char *table, const char *index, const char *metric)
 {
 	Oid			indexid;
-	Relation	rel = open_exemplar_catalog(PROM_CATALOG_WRITE_LOCK, &indexid);
+	Relation	rel = PromCatalogOpenOptional(table, index, PROM_CATALOG_WRITE_LOCK,
+											  &indexid);
 	ScanKeyData key;
 	SysScanDesc scan;
 	Snapshot	snapshot;
@@ -403,7 +419,7 @@ forget_exemplar_table(const char *metric)
 	if (rel == NULL)
 		return;
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	ScanKeyInit(&key, Anum_exemplar_metric, BTEqualStrategyNumber, F_TEXTEQ,
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ,
 				CStringGetTextDatum(metric));
 	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
 	tuple = systable_getnext(scan);
@@ -413,6 +429,14 @@ forget_exemplar_table(const char *metric)
 	UnregisterSnapshot(snapshot);
 	table_close(rel, NoLock);
 	CommandCounterIncrement();
+}
+
+/* Forget a metric's exemplar table and chunk-storage tables (see above). */
+static void
+forget_metric_tables(const char *metric)
+{
+	forget_metric_row(EXEMPLAR_TABLE, EXEMPLAR_INDEX, metric);
+	forget_metric_row(STORAGE_TABLE, STORAGE_INDEX, metric);
 }
 
 /*
@@ -558,7 +582,7 @@ store_entry(const char *metric, Oid relid, const char *time_column,
 	PromCatalogLockName(rel, metric);
 	PromCatalogStoreRow(rel, indexid, metric, values, isnull, may_replace_entry);
 	if (!created)
-		forget_exemplar_table(metric);
+		forget_metric_tables(metric);
 }
 
 /*
@@ -671,7 +695,7 @@ prom_unregister(PG_FUNCTION_ARGS)
 	table_close(rel, NoLock);
 	CommandCounterIncrement();
 	if (found)
-		forget_exemplar_table(metric);
+		forget_metric_tables(metric);
 	PG_RETURN_BOOL(found);
 }
 

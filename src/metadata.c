@@ -15,6 +15,7 @@
 #include "access/table.h"
 #include "miscadmin.h"
 #include "promread.h"
+#include "storage/storage.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -61,7 +62,8 @@ may_insert(Oid relid)
  * May the current user write a metric family's metadata?  Only when at
  * least one of the family's metrics (the family's name, or it with one of
  * family_suffixes) is registered, and the user may insert into the
- * relation of every one that is, as committed now.  A superuser may write
+ * relation of every one that is (the head table of one in chunk storage),
+ * as committed now.  A superuser may write
  * the metadata of any family with a registered metric.  So metadata is
  * written by who writes the metrics, and there is no more of it than there
  * are registered families.
@@ -80,8 +82,12 @@ may_write_family(const char *family)
 
 		if (entry != NULL)
 		{
+			PromStorageEntry *storage = PromStorageLookup(name);
+
 			registered = true;
-			allowed = superuser() || may_insert(entry->relid);
+			/* a metric in chunk storage is written into its head table */
+			allowed = superuser() ||
+				may_insert(storage != NULL ? storage->head : entry->relid);
 		}
 		pfree(name);
 	}

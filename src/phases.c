@@ -21,7 +21,7 @@
  * inside it, and encode time the writing time less compression.  Scanning
  * and grouping interleave row by row, and the processor overlaps the two:
  * so each scan is run a second time, reading its rows without grouping them
- * (scan.c), and that run's time is the scan phase's, the rest of the first
+ * (scan_exec.c), and that run's time is the scan phase's, the rest of the first
  * run's the group phase's.
  *
  *-------------------------------------------------------------------------

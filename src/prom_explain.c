@@ -53,7 +53,8 @@ prom_explain(PG_FUNCTION_ARGS)
 	SPI_connect();
 	foreach(lc, entries)
 	{
-		List	   *lines = PromExplainMetric(lfirst(lc), &query, named, analyze);
+		List	   *lines = PromExplainMetric(lfirst(lc), PromMetricStorage(lfirst(lc)),
+											  &query, named, analyze);
 		ListCell   *line;
 
 		foreach(line, lines)

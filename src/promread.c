@@ -32,12 +32,21 @@ char	   *promread_write_schema = NULL;
 int			promread_write_unknown_labels = PROM_WRITE_ERROR;
 char	   *promread_write_trusted_owners = NULL;
 int			promread_write_max_label_columns = 400;
+int			promread_write_storage = PROM_WRITE_STORAGE_CHUNKS;
 int			promread_max_histogram_buckets = 10000;
+int			promread_compact_after = 3600 * 1000;
 
 /* Values of promread.write_unknown_labels. */
 static const struct config_enum_entry write_refusal_options[] = {
 	{"error", PROM_WRITE_ERROR, false},
 	{"drop", PROM_WRITE_DROP, false},
+	{NULL, 0, false}
+};
+
+/* Values of promread.write_storage. */
+static const struct config_enum_entry write_storage_options[] = {
+	{"chunks", PROM_WRITE_STORAGE_CHUNKS, false},
+	{"rows", PROM_WRITE_STORAGE_ROWS, false},
 	{NULL, 0, false}
 };
 
@@ -146,6 +155,13 @@ _PG_init(void)
 							400, 0, 1000,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+	DefineCustomEnumVariable("promread.write_storage",
+							 "How remote write stores the metrics it creates.",
+							 "chunks: Prometheus chunks, a series table and a head of recent samples behind a view (docs/chunk-storage.md); rows: a table of one row per sample.  Metrics that exist keep their storage.",
+							 &promread_write_storage,
+							 PROM_WRITE_STORAGE_CHUNKS, write_storage_options,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 	DefineCustomStringVariable("promread.write_trusted_owners",
 							   "Roles whose relations remote write writes into even when that runs their code.",
 							   "A comma-separated list of role names.  Remote write refuses a relation owned by another role, not a superuser nor listed here, when writing into it would run that role's triggers, rules, policies or expressions as the writer.",
@@ -153,6 +169,13 @@ _PG_init(void)
 							   "",
 							   PGC_SUSET, GUC_LIST_INPUT,
 							   check_trusted_owners, NULL, NULL);
+	DefineCustomIntVariable("promread.compact_after",
+							"How long prom_compact leaves samples in the head of a metric in chunk storage.",
+							"prom_compact compacts the 2-hour windows that end at or before now() minus this.",
+							&promread_compact_after,
+							3600 * 1000, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("promread");
 	PromScanInit();
 }

@@ -50,7 +50,9 @@ extern char *promread_write_schema;
 extern int	promread_write_unknown_labels;
 extern char *promread_write_trusted_owners;
 extern int	promread_write_max_label_columns;
+extern int	promread_write_storage;
 extern int	promread_max_histogram_buckets;
+extern int	promread_compact_after;
 
 /* What remote write does with a label that has no column. */
 typedef enum PromWriteRefusal
@@ -58,6 +60,13 @@ typedef enum PromWriteRefusal
 	PROM_WRITE_ERROR,			/* refuse the request */
 	PROM_WRITE_DROP				/* write the rest */
 } PromWriteRefusal;
+
+/* How remote write stores the metrics it creates (promread.write_storage). */
+typedef enum PromWriteStorage
+{
+	PROM_WRITE_STORAGE_CHUNKS,	/* chunk storage: docs/chunk-storage.md */
+	PROM_WRITE_STORAGE_ROWS		/* a table of one row per sample */
+} PromWriteStorage;
 
 /*---- Matchers (matcher.c, selector.c) ----*/
 
@@ -136,6 +145,8 @@ extern void PromCatalogStoreCreated(const char *metric, Oid relid,
 									const char *overflow_column);
 extern Relation PromCatalogOpenTable(const char *table, const char *index,
 									 LOCKMODE lockmode, Oid *indexid);
+extern Relation PromCatalogOpenOptional(const char *table, const char *index,
+										LOCKMODE lockmode, Oid *indexid);
 extern void PromCatalogLockName(Relation rel, const char *name);
 extern void PromCatalogStoreRow(Relation rel, Oid indexid, const char *key_text,
 								Datum *values, bool *isnull,
@@ -174,6 +185,8 @@ extern void PromChooseRegisteredColumns(Relation rel, Name time_name,
 /*---- Queries (query.c) ----*/
 
 struct PromSeriesSet;
+struct PromStorageEntry;
+extern const struct PromStorageEntry *PromMetricStorage(const PromMetricEntry *entry);
 extern void PromQueryFromSelector(text *selector, TimestampTz start_time,
 								  TimestampTz end_time, PromQuery *query);
 extern struct PromSeriesSet *PromRunQuery(const PromQuery *query,

@@ -2,7 +2,8 @@
  *
  * query.c
  *	  Answering one query: the metrics it selects, each scanned into one
- *	  series set, finished into sorted series.
+ *	  series set (a metric in chunk storage from its tables), finished into
+ *	  sorted series.
  *
  *-------------------------------------------------------------------------
  */
@@ -13,7 +14,22 @@
 #include "phases.h"
 #include "promread.h"
 #include "scan/scan.h"
+#include "storage/storage.h"
 #include "utils/builtins.h"
+
+/*
+ * The storage catalog's entry of a metric in chunk storage, or NULL: the
+ * metric is in row storage, or its entry does not count (its relation is
+ * not the one registered).  Reads (PromRunQuery, prom_explain) give it to
+ * the scan, which reads a chunk metric's tables rather than its view.
+ */
+const PromStorageEntry *
+PromMetricStorage(const PromMetricEntry *entry)
+{
+	const PromStorageEntry *storage = PromStorageLookup(entry->metric);
+
+	return storage != NULL && storage->relation == entry->relid ? storage : NULL;
+}
 
 /*
  * The query of a PromQL selector and a time range, as prom_series and
@@ -56,7 +72,8 @@ PromRunQuery(const PromQuery *query, MemoryContext context)
 		{
 			SPI_connect();
 			foreach(lc, entries)
-				PromScanMetric(set, lfirst(lc), query, named);
+				PromScanMetric(set, lfirst(lc), PromMetricStorage(lfirst(lc)),
+							   query, named);
 			SPI_finish();
 		}
 	}

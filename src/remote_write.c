@@ -2,7 +2,8 @@
  *
  * remote_write.c
  *	  prom_remote_write: the samples of a Prometheus remote-write request
- *	  stored as rows of the relations registered for their metrics.
+ *	  stored in the relations registered for their metrics, or in the
+ *	  tables of metrics in chunk storage.
  *
  * 1. The request is decoded and checked whole (write_request.c) before
  *    anything is written: remote write 1.0 (prometheus.WriteRequest), or
@@ -18,10 +19,11 @@
  *    never both (a group of both, or of the kind its value column does not
  *    hold, is refused with 22023, one metric's refusal as below), but for
  *    the float staleness markers that end histogram series (write_rows.c).
- *    A metric without a registration gets a table of its own when
- *    promread.write_create_metrics is on: (ts timestamptz, value float8 or
- *    prom_histogram as its samples are, one text column per label),
- *    created in promread.write_schema, owned by the writing role and
+ *    A metric without a registration is created when
+ *    promread.write_create_metrics is on, in chunk storage or as a table
+ *    of rows as promread.write_storage says (the table: ts timestamptz,
+ *    value float8 or prom_histogram as its samples are, one text column per
+ *    label), in promread.write_schema, owned by the writing role and
  *    registered as made by remote write (write_tables.c; and, with its
  *    first exemplar, the table of its exemplars beside it:
  *    write_exemplars.c).  The
@@ -41,8 +43,11 @@
  *    PostgreSQL's 1,600 columns leave), a table gets a jsonb column of
  *    overflow labels instead, which then keeps every label new to it: so
  *    a label is kept in one place only, and no valid name is refused.
- * 4. Each metric's samples are written by write_rows.c: through COPY FROM
- *    into tables, through INSERT into the rest; its exemplars by
+ * 4. Each metric's samples are written by write_chunks.c into a metric in
+ *    chunk storage (docs/chunk-storage.md: its series resolved in m#series,
+ *    its samples appended to m#head), or by write_rows.c into any other
+ *    relation: through COPY FROM into tables, through INSERT into the
+ *    rest; its exemplars by
  *    write_exemplars.c, into the metric's exemplar table if it has one.  A
  *    relation dropped (or a metric registered again) by another session
  *    after the metric was looked up is not an error: the metric is looked
@@ -108,6 +113,7 @@
 #include "protocol/protocol.h"
 #include "remote_write.h"
 #include "storage/lmgr.h"
+#include "storage/storage.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -173,8 +179,8 @@ collect_labels(PromWriteGroup *group)
  * without a column refuse the request unless they may be dropped or are
  * kept as overflow labels.
  */
-static PromMetricEntry *
-metric_entry(const PromWriteGroup *group)
+PromMetricEntry *
+PromWriteGroupEntry(const PromWriteGroup *group)
 {
 	PromMetricEntry *entry = PromCatalogFind(group->metric);
 	const char **missing;
@@ -188,8 +194,14 @@ metric_entry(const PromWriteGroup *group)
 					(errcode(ERRCODE_UNDEFINED_TABLE),
 					 errmsg("metric \"%s\" is not registered", group->metric),
 					 errhint("Register a relation for it with prom_register(), or set promread.write_create_metrics to on.")));
-		entry = PromWriteCreateMetric(group->metric, group->labels, group->nlabels,
-							  PromWriteGroupHistograms(group) > 0);
+		if (promread_write_storage == PROM_WRITE_STORAGE_CHUNKS)
+			entry = PromStorageCreateMetric(group->metric,
+											get_namespace_oid(promread_write_schema, false),
+											group->labels, group->nlabels,
+											PromWriteGroupHistograms(group) > 0, true);
+		else
+			entry = PromWriteCreateMetric(group->metric, group->labels, group->nlabels,
+										  PromWriteGroupHistograms(group) > 0);
 	}
 
 	missing = palloc(sizeof(char *) * Max(group->nlabels, 1));
@@ -198,7 +210,12 @@ metric_entry(const PromWriteGroup *group)
 			missing[nmissing++] = group->labels[i];
 	if (nmissing > 0 && entry->created_by_write && entry->overflow_column == NULL)
 	{
-		entry = PromWriteAddLabelColumns(entry, missing, nmissing);
+		PromStorageEntry *storage = PromStorageLookup(entry->metric);
+
+		/* a metric in chunk storage takes them in its series table */
+		entry = storage != NULL && storage->relation == entry->relid ?
+			PromStorageAddLabelColumns(entry, storage, missing, nmissing) :
+			PromWriteAddLabelColumns(entry, missing, nmissing);
 		if (entry == NULL)
 			return NULL;
 	}
@@ -240,9 +257,13 @@ write_metric(const PromWriteGroup *group)
 				 errdetail("A metric's value column holds either float8 or prom_histogram values.")));
 	for (attempt = 1;; attempt++)
 	{
-		PromMetricEntry *entry = metric_entry(group);
+		PromMetricEntry *entry = PromWriteGroupEntry(group);
+		PromStorageEntry *storage = entry != NULL ? PromStorageLookup(entry->metric) : NULL;
 
-		if (entry != NULL && PromWriteGroupRows(group, entry))
+		if (entry != NULL &&
+			(storage != NULL && storage->relation == entry->relid ?
+			 PromWriteGroupChunks(group, entry, storage) :
+			 PromWriteGroupRows(group, entry)))
 			return PromWriteGroupExemplars(group, entry);
 		if (attempt >= LOOKUP_ATTEMPTS)
 			ereport(ERROR,

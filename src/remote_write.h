@@ -11,7 +11,11 @@
 #define PROMREAD_REMOTE_WRITE_H
 
 #include "promread.h"
+#include "fmgr.h"
 #include "histogram/histogram.h"
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+#include "port/pg_bswap.h"
 #include "utils/relcache.h"
 
 /* A label of a written series, its value borrowed from the request. */
@@ -113,10 +117,88 @@ PromWriteGroupHistograms(const PromWriteGroup *group)
 	return nhistograms;
 }
 
-/* in write_tables.c */
+/*
+ * The rows a series gives: its float samples, or its histograms and then
+ * its float samples, staleness markers all, as stale histograms.
+ */
+static inline int
+PromWriteSeriesRows(const PromWriteSeries *series, bool histograms)
+{
+	return histograms ? series->nhistograms + series->nsamples : series->nsamples;
+}
+
+/* Start a stream of COPY's binary format: its signature, flags, extension. */
+static inline void
+PromCopyAppendHeader(StringInfo out)
+{
+	static const char header[] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
+
+	appendBinaryStringInfo(out, header, sizeof(header) - 1);
+}
+
+/* Append a field of COPY's binary format: its length, then its bytes. */
+static inline void
+PromCopyAppendField(StringInfo out, const void *data, int len)
+{
+	uint32		be_len = pg_hton32((uint32) len);
+
+	appendBinaryStringInfoNT(out, (const char *) &be_len, 4);
+	appendBinaryStringInfoNT(out, (const char *) data, len);
+}
+
+/* End a stream of COPY's binary format. */
+static inline void
+PromCopyAppendTrailer(StringInfo out)
+{
+	uint16		trailer = 0xFFFF;
+
+	appendBinaryStringInfo(out, (const char *) &trailer, 2);
+}
+
+/* How the values of a metric's rows are written in COPY's binary format. */
+typedef struct PromCopyValues
+{
+	bool		histograms;		/* prom_histogram values */
+	FmgrInfo	send;			/* prom_histogram's send function */
+	PromHistogram *stale;		/* a float staleness marker as a histogram */
+} PromCopyValues;
+
+/* in write_tables.c: the label columns of a new metric's relations */
+typedef struct PromLabelColumns
+{
+	const char **columns;		/* their names */
+	const char **labels;		/* the label each holds */
+	int			ncolumns;
+	const char *overflow;		/* the jsonb column of other labels, or NULL */
+} PromLabelColumns;
+
+extern char *PromCreatedRelationName(const char *metric, const char *suffix);
+extern void PromRunDDL(const char *sql);
+extern void PromAppendLabelColumns(StringInfo sql, const PromLabelColumns *chosen);
+extern void PromCreateLabelIndexes(const char *qualified,
+								   const PromLabelColumns *chosen,
+								   const char *more_columns);
+extern void PromCheckNewRelation(const char *metric, Oid nspid,
+								 const char *name, bool for_write);
+extern PromMetricEntry *PromCreateMetricStart(const char *metric, Oid nspid,
+											  const char *const *labels,
+											  int nlabels, bool for_write,
+											  PromLabelColumns *chosen);
+extern PromMetricEntry *PromCreateRowMetric(const char *metric, Oid nspid,
+											const char *const *labels,
+											int nlabels, bool histograms,
+											bool for_write);
 extern PromMetricEntry *PromWriteCreateMetric(const char *metric,
 											  const char *const *labels,
 											  int nlabels, bool histograms);
+/* Told the columns just added to a metric's table (PromAddLabelColumns). */
+typedef void (*PromNewColumnsFn) (void *arg, const char *const *columns,
+								  int ncolumns);
+extern PromMetricEntry *PromAddLabelColumns(const PromMetricEntry *entry,
+											Oid table,
+											const char *const *labels,
+											int nlabels, PromNewColumnsFn added,
+											void *arg);
 extern PromMetricEntry *PromWriteAddLabelColumns(const PromMetricEntry *entry,
 												 const char *const *labels,
 												 int nlabels);
@@ -126,6 +208,25 @@ extern bool PromWriteGroupRows(const PromWriteGroup *group,
 							   const PromMetricEntry *entry);
 extern bool PromWriteGroupSamplesStale(const PromWriteGroup *group);
 extern int64 PromWriteTimestamp(int64 ms, const char *metric);
+extern bool PromWriteSameRegistration(const PromMetricEntry *before,
+									  const PromMetricEntry *now);
+extern int64 PromWriteCheckValueKind(const PromWriteGroup *group, const char *metric,
+									 const char *value_column, bool histograms);
+extern int64 PromWriteSeriesTime(const PromWriteSeries *series, int s,
+								 bool histograms);
+extern void PromCopyValuesInit(PromCopyValues *values, bool histograms);
+extern void PromCopyAppendValue(StringInfo out, PromCopyValues *values,
+								const PromWriteSeries *series, int s);
+extern void PromWriteCopy(Relation rel, List *attnames, const StringInfoData *stream);
+
+/* in remote_write.c */
+extern PromMetricEntry *PromWriteGroupEntry(const PromWriteGroup *group);
+
+/* in write_chunks.c */
+struct PromStorageEntry;
+extern bool PromWriteGroupChunks(const PromWriteGroup *group,
+								 const PromMetricEntry *entry,
+								 const struct PromStorageEntry *storage);
 
 /* in write_exemplars.c */
 extern int64 PromWriteGroupExemplars(const PromWriteGroup *group,

@@ -130,14 +130,14 @@ append_overflow_label(StringInfo out, const PromWriteLabel *label,
 	escape_json(out, scratch->data);
 }
 
-/*
- * The rows a series gives: its float samples, or its histograms and then
- * its float samples, staleness markers all, as stale histograms.
- */
-static inline int
-series_rows(const PromWriteSeries *series, bool histograms)
+/* The time (ms) of row s of a series (of PromWriteSeriesRows). */
+int64
+PromWriteSeriesTime(const PromWriteSeries *series, int s, bool histograms)
 {
-	return histograms ? series->nhistograms + series->nsamples : series->nsamples;
+	int			nhistograms = histograms ? series->nhistograms : 0;
+
+	return s < nhistograms ? series->histograms[s].timestamp :
+		series->samples[s - nhistograms]->timestamp;
 }
 
 /* Is a float sample Prometheus's staleness marker (by its bits)? */
@@ -242,7 +242,7 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 	for (i = 0; i < group->nseries; i++)
 	{
 		const PromWriteSeries *series = group->series[i];
-		int			nrows = series_rows(series, cols->histograms);
+		int			nrows = PromWriteSeriesRows(series, cols->histograms);
 		int			nhistograms = cols->histograms ? series->nhistograms : 0;
 		int64		first = row;
 		int			l = 0;
@@ -251,8 +251,7 @@ fill_columns(const PromWriteGroup *group, const PromMetricEntry *entry,
 		CHECK_FOR_INTERRUPTS();
 		for (s = 0; s < nrows; s++, row++)
 		{
-			int64		ms = s < nhistograms ? series->histograms[s].timestamp :
-				series->samples[s - nhistograms]->timestamp;
+			int64		ms = PromWriteSeriesTime(series, s, cols->histograms);
 
 			cols->values[0][row] =
 				Int64GetDatum(time_type == INT8OID ? ms : PromWriteTimestamp(ms, entry->metric));
@@ -409,16 +408,6 @@ copy_source(void *outbuf, int minread, int maxread)
 	return n;
 }
 
-/* Append a field of COPY's binary format: its length, then its bytes. */
-static inline void
-append_field(StringInfo out, const void *data, int len)
-{
-	uint32		be_len = pg_hton32((uint32) len);
-
-	appendBinaryStringInfoNT(out, (const char *) &be_len, 4);
-	appendBinaryStringInfoNT(out, (const char *) data, len);
-}
-
 /*
  * Can the group be written by COPY rather than by INSERT?  When the
  * relation is a table (COPY writes rows in batches, which INSERT does not),
@@ -465,6 +454,56 @@ copy_applies(const PromWriteGroup *group, const PromMetricEntry *entry, Relation
 }
 
 /*
+ * Prepare to write the values of a metric's rows in COPY's binary format:
+ * float samples, or histograms (through the type's send function, the
+ * staleness markers among the float samples as stale histograms).
+ */
+void
+PromCopyValuesInit(PromCopyValues *values, bool histograms)
+{
+	values->histograms = histograms;
+	values->stale = NULL;
+	if (histograms)
+	{
+		Oid			sendfn;
+		bool		isvarlena;
+
+		getTypeBinaryOutputInfo(PromHistogramTypeOid(), &sendfn, &isvarlena);
+		fmgr_info(sendfn, &values->send);
+		values->stale = stale_histogram();
+	}
+}
+
+/*
+ * Append the value field of row s of a series (of PromWriteSeriesRows) in
+ * COPY's binary format: a float's bits as they are, a histogram's send
+ * form.
+ */
+void
+PromCopyAppendValue(StringInfo out, PromCopyValues *values,
+					const PromWriteSeries *series, int s)
+{
+	int			nhistograms = values->histograms ? series->nhistograms : 0;
+
+	if (values->histograms)
+	{
+		PromHistogram *h = s < nhistograms ? series->histograms[s].value : values->stale;
+		bytea	   *value = SendFunctionCall(&values->send, PointerGetDatum(h));
+
+		PromCopyAppendField(out, VARDATA(value), VARSIZE(value) - VARHDRSZ);
+		pfree(value);
+	}
+	else
+	{
+		uint64		bits;
+
+		memcpy(&bits, &series->samples[s]->value, sizeof(bits));
+		bits = pg_hton64(bits);
+		PromCopyAppendField(out, &bits, 8);
+	}
+}
+
+/*
  * The group's rows in COPY's binary format: time, value, then each label
  * that has a column (has_column), in the group's order of labels, then,
  * with overflow, the jsonb of the labels without a column (or NULL).
@@ -474,33 +513,21 @@ copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_ty
 		  bool histograms, const bool *has_column, int ncolumns, bool overflow,
 		  StringInfo out)
 {
-	static const char header[] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
 	uint16		be_ncolumns = pg_hton16((uint16) ncolumns);
-	uint16		trailer = 0xFFFF;
 	StringInfoData labels;
 	StringInfoData overflow_labels;
 	StringInfoData scratch;
-	FmgrInfo	send;
-	PromHistogram *stale = NULL;
+	PromCopyValues values;
 	int			i;
 
-	if (histograms)
-	{
-		Oid			sendfn;
-		bool		isvarlena;
-
-		getTypeBinaryOutputInfo(PromHistogramTypeOid(), &sendfn, &isvarlena);
-		fmgr_info(sendfn, &send);
-		stale = stale_histogram();
-	}
+	PromCopyValuesInit(&values, histograms);
 	initStringInfo(&labels);
 	initStringInfo(&overflow_labels);
 	initStringInfo(&scratch);
-	appendBinaryStringInfo(out, header, sizeof(header) - 1);
+	PromCopyAppendHeader(out);
 	for (i = 0; i < group->nseries; i++)
 	{
 		const PromWriteSeries *series = group->series[i];
-		int			nhistograms;
 		int			l = 0;
 		int			j;
 		int			s;
@@ -523,7 +550,7 @@ copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_ty
 			if (label == NULL)
 				appendBinaryStringInfo(&labels, (const char *) &null_len, 4);
 			else
-				append_field(&labels, label->value, label->value_len);
+				PromCopyAppendField(&labels, label->value, label->value_len);
 		}
 		if (overflow)
 		{
@@ -543,70 +570,38 @@ copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_ty
 				appendStringInfoChar(&labels, '}');
 			}
 		}
-		nhistograms = histograms ? series->nhistograms : 0;
-		for (s = 0; s < series_rows(series, histograms); s++)
+		for (s = 0; s < PromWriteSeriesRows(series, histograms); s++)
 		{
-			int64		ms = s < nhistograms ? series->histograms[s].timestamp :
-				series->samples[s - nhistograms]->timestamp;
+			int64		ms = PromWriteSeriesTime(series, s, histograms);
 			int64		time = time_type == INT8OID ? ms : PromWriteTimestamp(ms, entry->metric);
 			uint64		be_time = pg_hton64((uint64) time);
 
 			enlargeStringInfo(out, 2 + 24 + labels.len);
 			appendBinaryStringInfoNT(out, (const char *) &be_ncolumns, 2);
-			append_field(out, &be_time, 8);
-			if (histograms)
-			{
-				PromHistogram *h = s < nhistograms ? series->histograms[s].value : stale;
-				bytea	   *value = SendFunctionCall(&send, PointerGetDatum(h));
-
-				append_field(out, VARDATA(value), VARSIZE(value) - VARHDRSZ);
-				pfree(value);
-			}
-			else
-			{
-				uint64		bits;
-
-				memcpy(&bits, &series->samples[s]->value, sizeof(bits));
-				bits = pg_hton64(bits);
-				append_field(out, &bits, 8);
-			}
+			PromCopyAppendField(out, &be_time, 8);
+			PromCopyAppendValue(out, &values, series, s);
 			appendBinaryStringInfoNT(out, labels.data, labels.len);
 		}
 	}
-	appendBinaryStringInfo(out, (const char *) &trailer, 2);
+	PromCopyAppendTrailer(out);
 }
 
 /*
- * Write the group with COPY FROM, as the COPY command would: INSERT
- * privilege on its columns checked first, then rows inserted in batches,
- * with triggers, constraints, indexes and partition routing.
+ * Write a stream in COPY's binary format (PromCopyAppendHeader, rows,
+ * PromCopyAppendTrailer) of the columns attnames into a table, locked, as
+ * the COPY command would: INSERT privilege on its columns checked first,
+ * then rows inserted in batches, with triggers, constraints, indexes and
+ * partition routing.
  */
-static void
-copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation rel,
-		   Oid time_type, bool histograms)
+void
+PromWriteCopy(Relation rel, List *attnames, const StringInfoData *stream)
 {
 	ParseState *pstate = make_parsestate(NULL);
 	ParseNamespaceItem *nsitem;
-	List	   *attnames;
-	bool	   *has_column = palloc(sizeof(bool) * Max(group->nlabels, 1));
 	ListCell   *lc;
-	StringInfoData stream;
 	CopySource	source;
 	CopySource *outer;
 	CopyFromState cstate;
-	int			i;
-
-	attnames = list_make2(makeString(entry->time_column), makeString(entry->value_column));
-	for (i = 0; i < group->nlabels; i++)
-	{
-		const char *column = label_column(entry, group->labels[i]);
-
-		has_column[i] = column != NULL;
-		if (has_column[i])
-			attnames = lappend(attnames, makeString((char *) column));
-	}
-	if (entry->overflow_column != NULL)
-		attnames = lappend(attnames, makeString(entry->overflow_column));
 
 	nsitem = addRangeTableEntryForRelation(pstate, rel, RowExclusiveLock, NULL,
 										   false, false);
@@ -614,14 +609,11 @@ copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation r
 	foreach(lc, attnames)
 		PromPermissionsOf(nsitem)->insertedCols =
 			bms_add_member(PromPermissionsOf(nsitem)->insertedCols,
-						   get_attnum(entry->relid, strVal(lfirst(lc))) -
+						   get_attnum(RelationGetRelid(rel), strVal(lfirst(lc))) -
 						   FirstLowInvalidHeapAttributeNumber);
 	PromCheckPermissions(pstate);
 
-	initStringInfo(&stream);
-	copy_rows(group, entry, time_type, histograms, has_column, list_length(attnames),
-			  entry->overflow_column != NULL, &stream);
-	source.stream = &stream;
+	source.stream = stream;
 	source.read = 0;
 	outer = copy_current;
 	copy_current = &source;
@@ -639,6 +631,34 @@ copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation r
 	PG_END_TRY();
 	free_parsestate(pstate);
 	CommandCounterIncrement();
+}
+
+/* Write the group with COPY FROM (PromWriteCopy). */
+static void
+copy_group(const PromWriteGroup *group, const PromMetricEntry *entry, Relation rel,
+		   Oid time_type, bool histograms)
+{
+	List	   *attnames;
+	bool	   *has_column = palloc(sizeof(bool) * Max(group->nlabels, 1));
+	StringInfoData stream;
+	int			i;
+
+	attnames = list_make2(makeString(entry->time_column), makeString(entry->value_column));
+	for (i = 0; i < group->nlabels; i++)
+	{
+		const char *column = label_column(entry, group->labels[i]);
+
+		has_column[i] = column != NULL;
+		if (has_column[i])
+			attnames = lappend(attnames, makeString((char *) column));
+	}
+	if (entry->overflow_column != NULL)
+		attnames = lappend(attnames, makeString(entry->overflow_column));
+
+	initStringInfo(&stream);
+	copy_rows(group, entry, time_type, histograms, has_column, list_length(attnames),
+			  entry->overflow_column != NULL, &stream);
+	PromWriteCopy(rel, attnames, &stream);
 }
 
 /*
@@ -675,8 +695,8 @@ insert_group(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time
  * catalog holds: the same relation, time, value and label columns, labels
  * and overflow column?
  */
-static bool
-same_registration(const PromMetricEntry *before, const PromMetricEntry *now)
+bool
+PromWriteSameRegistration(const PromMetricEntry *before, const PromMetricEntry *now)
 {
 	int			i;
 
@@ -692,6 +712,41 @@ same_registration(const PromMetricEntry *before, const PromMetricEntry *now)
 			strcmp(now->label_names[i], before->label_names[i]) != 0)
 			return false;
 	return true;
+}
+
+/*
+ * Refuse (22023) a group whose samples its metric's value column cannot
+ * take: histograms without a prom_histogram column, float samples other
+ * than staleness markers with one; and (54000) more rows than a write
+ * takes.  Returns the rows the group gives.
+ */
+int64
+PromWriteCheckValueKind(const PromWriteGroup *group, const char *metric,
+						const char *value_column, bool histograms)
+{
+	int64		nrows;
+
+	if (PromWriteGroupHistograms(group) > 0 && !histograms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("metric \"%s\" takes float samples, not native histograms",
+						metric),
+				 errdetail("Its value column \"%s\" is not of type prom_histogram.",
+						   value_column)));
+	if (PromWriteGroupSamples(group) > 0 && histograms && !PromWriteGroupSamplesStale(group))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("metric \"%s\" takes native histograms, not float samples",
+						metric),
+				 errdetail("Its value column \"%s\" is of type prom_histogram.",
+						   value_column)));
+	nrows = PromWriteGroupSamples(group) + (histograms ? PromWriteGroupHistograms(group) : 0);
+	if (nrows > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("remote write request has too many samples of metric \"%s\"",
+						metric)));
+	return nrows;
 }
 
 /*
@@ -711,7 +766,7 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 	rel = try_relation_open(entry->relid, RowExclusiveLock);
 	if (rel == NULL)
 		return false;
-	if (!same_registration(entry, PromCatalogFind(entry->metric)))
+	if (!PromWriteSameRegistration(entry, PromCatalogFind(entry->metric)))
 	{
 		relation_close(rel, RowExclusiveLock);
 		return false;
@@ -727,27 +782,8 @@ PromWriteGroupRows(const PromWriteGroup *group, const PromMetricEntry *entry)
 	/* a value column dropped since the registration: 42703 */
 	histograms = column_base_type(entry->relid, entry->value_column, entry->metric) ==
 		PromHistogramTypeOid();
-	if (PromWriteGroupHistograms(group) > 0 && !histograms)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("metric \"%s\" takes float samples, not native histograms",
-						entry->metric),
-				 errdetail("Its value column \"%s\" is not of type prom_histogram.",
-						   entry->value_column)));
-	if (PromWriteGroupSamples(group) > 0 && histograms && !PromWriteGroupSamplesStale(group))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("metric \"%s\" takes native histograms, not float samples",
-						entry->metric),
-				 errdetail("Its value column \"%s\" is of type prom_histogram.",
-						   entry->value_column)));
-
-	nrows = PromWriteGroupSamples(group) + (histograms ? PromWriteGroupHistograms(group) : 0);
-	if (nrows > PG_INT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("remote write request has too many samples of metric \"%s\"",
-						entry->metric)));
+	nrows = PromWriteCheckValueKind(group, entry->metric, entry->value_column,
+									histograms);
 	if (nrows > 0)
 	{
 		if (copy_applies(group, entry, rel, histograms))

@@ -12,6 +12,9 @@
  * promread.write_max_label_columns label columns a table gets a jsonb
  * column of overflow labels instead.  Adding columns polls for the table's
  * exclusive lock rather than queueing for it, so reads are not held up.
+ * The naming of columns and relations, the choice of label columns, the
+ * start of a metric's creation and the adding of label columns serve the
+ * relations of chunk storage too (storage/create.c), and prom_create_metric.
  *
  *-------------------------------------------------------------------------
  */
@@ -63,11 +66,17 @@ is_indexed_label(const char *label)
 	return false;
 }
 
+/* Columns of a chunk metric's series table, which no label column takes. */
+static const char *const series_columns[] = {"series_id", "labels_hash"};
+
 /*
- * Is a column name taken in a table remote write made (relid; InvalidOid
- * while it is being created): by a column of the table, dropped ones
- * included, by a system column, the time, value or overflow column, or one
- * of the names given to new columns so far?
+ * Is a column name taken in a table remote write made, or in a chunk
+ * metric's series table (relid; InvalidOid while it is being created):
+ * by a column of the table, dropped ones included, by a system column,
+ * the time, value or overflow column, the series table's own columns, or
+ * one of the names given to new columns so far?  The series table's
+ * columns are reserved in both layouts, so that a label's column has one
+ * name whatever the storage.
  */
 static bool
 column_name_taken(Oid relid, const char *name, const char *const *taken,
@@ -83,6 +92,9 @@ column_name_taken(Oid relid, const char *name, const char *const *taken,
 		return true;
 	for (i = 0; i < (int) lengthof(system_columns); i++)
 		if (strcmp(name, system_columns[i]) == 0)
+			return true;
+	for (i = 0; i < (int) lengthof(series_columns); i++)
+		if (strcmp(name, series_columns[i]) == 0)
 			return true;
 	for (i = 0; i < ntaken; i++)
 		if (strcmp(name, taken[i]) == 0)
@@ -113,117 +125,215 @@ label_column_name(Oid relid, const char *label, const char *const *taken,
 }
 
 /*
- * The name of the table created for a metric: the metric's name, or, past
- * an identifier's 63 bytes, its first 54 bytes and a hash of the whole.
+ * The name of a relation created for a metric: the metric's name and a
+ * suffix ("" for its table or view, "#series" and so on for the tables of
+ * chunk storage), or, past an identifier's 63 bytes, the metric's first
+ * bytes, a hash of the whole name and the suffix.
  */
-static char *
-created_table_name(const char *metric)
+char *
+PromCreatedRelationName(const char *metric, const char *suffix)
 {
 	size_t		len = strlen(metric);
+	size_t		suffix_len = strlen(suffix);
 
-	if (len < NAMEDATALEN)
-		return pstrdup(metric);
-	return psprintf("%.54s_%08x", metric,
-					hash_bytes((const unsigned char *) metric, (int) len));
+	Assert(suffix_len < 40);
+	if (len + suffix_len < NAMEDATALEN)
+		return psprintf("%s%s", metric, suffix);
+	return psprintf("%.*s_%08x%s", (int) (54 - suffix_len), metric,
+					hash_bytes((const unsigned char *) metric, (int) len), suffix);
 }
 
-/* Run a utility statement of remote write through SPI. */
-static void
-run_ddl(const char *sql)
+/* Run a utility statement (creating or altering a metric's relations) through SPI. */
+void
+PromRunDDL(const char *sql)
 {
 	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "promread could not run: %s", sql);
 }
 
 /*
- * Create, register and return the table of a metric that has no
- * registration, with a column for each of the labels; or return the
- * registration that another writer committed while this one waited for the
- * metric's lock, taken only once the user is known to have the right to
- * create tables in promread.write_schema.
+ * Choose the label columns of a new metric: a column for each label while
+ * there is room (promread.write_max_label_columns), then a jsonb column of
+ * overflow labels.
  */
-PromMetricEntry *
-PromWriteCreateMetric(const char *metric, const char *const *labels, int nlabels,
-			  bool histograms)
+static void
+choose_label_columns(const char *const *labels, int nlabels,
+					 PromLabelColumns *chosen)
 {
-	PromMetricEntry *entry;
-	Oid			nspid;
-	char	   *table;
-	char	   *qualified;
-	StringInfoData sql;
-	const char **columns;
-	const char **names;
-	int			ncolumns = 0;
-	const char *overflow = NULL;
 	int			i;
 
-	nspid = get_namespace_oid(promread_write_schema, false);
-	if (pg_namespace_aclcheck(nspid, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
-		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_SCHEMA, promread_write_schema);
-	PromCatalogLockForWrite(metric);
-	entry = PromCatalogFind(metric);
-	if (entry != NULL)
+	chosen->columns = palloc(sizeof(char *) * Max(nlabels, 1));
+	chosen->labels = palloc(sizeof(char *) * Max(nlabels, 1));
+	chosen->ncolumns = 0;
+	chosen->overflow = NULL;
+	for (i = 0; i < nlabels; i++)
 	{
-		/* another writer created it meanwhile: nothing to change */
-		PromCatalogUnlockForWrite(metric);
-		return entry;
+		if (chosen->ncolumns >= promread_write_max_label_columns)
+		{
+			chosen->overflow = CREATED_OVERFLOW_COLUMN;
+			break;
+		}
+		chosen->labels[chosen->ncolumns] = labels[i];
+		chosen->columns[chosen->ncolumns] =
+			label_column_name(InvalidOid, labels[i], chosen->columns,
+							  chosen->ncolumns);
+		chosen->ncolumns++;
 	}
+}
 
-	table = created_table_name(metric);
-	if (OidIsValid(get_relname_relid(table, nspid)))
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_TABLE),
-				 errmsg("relation \"%s.%s\" already exists and metric \"%s\" is not registered",
-						promread_write_schema, table, metric),
-				 errhint("Register the relation with prom_register(), or set promread.write_schema to another schema.")));
-	qualified = quote_qualified_identifier(promread_write_schema, table);
+/*
+ * Append the label columns of a new table: text COLLATE "C", and jsonb for
+ * the overflow labels.
+ */
+void
+PromAppendLabelColumns(StringInfo sql, const PromLabelColumns *chosen)
+{
+	int			i;
 
+	for (i = 0; i < chosen->ncolumns; i++)
+		appendStringInfo(sql, ", %s pg_catalog.text COLLATE \"C\"",
+						 quote_identifier(chosen->columns[i]));
+	if (chosen->overflow != NULL)
+		appendStringInfo(sql, ", %s pg_catalog.jsonb",
+						 quote_identifier(chosen->overflow));
+}
+
+/*
+ * Create an index on each label column of indexed_labels of a new table:
+ * (label column), followed by more_columns (such as ", ts", or "").
+ */
+void
+PromCreateLabelIndexes(const char *qualified, const PromLabelColumns *chosen,
+					   const char *more_columns)
+{
+	StringInfoData sql;
+	int			i;
+
+	initStringInfo(&sql);
+	for (i = 0; i < chosen->ncolumns; i++)
+	{
+		if (!is_indexed_label(chosen->labels[i]))
+			continue;
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "CREATE INDEX ON %s (%s%s)", qualified,
+						 quote_identifier(chosen->columns[i]), more_columns);
+		PromRunDDL(sql.data);
+	}
+}
+
+/* Raise 42P07 for a relation of a new metric that exists already. */
+void
+PromCheckNewRelation(const char *metric, Oid nspid, const char *name,
+					 bool for_write)
+{
+	if (!OidIsValid(get_relname_relid(name, nspid)))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_DUPLICATE_TABLE),
+			 errmsg("relation \"%s.%s\" already exists and metric \"%s\" is not registered",
+					get_namespace_name(nspid), name, metric),
+			 for_write ?
+			 errhint("Register the relation with prom_register(), or set promread.write_schema to another schema.") :
+			 errhint("Register the relation with prom_register(), or create the metric in another schema.")));
+}
+
+/*
+ * Create and register the table of a metric in row storage: (ts, value,
+ * label columns), indexed on ts and on (label, ts) for indexed_labels.
+ */
+static void
+create_row_table(const char *metric, Oid nspid, bool histograms,
+				 const PromLabelColumns *chosen, bool for_write)
+{
+	char	   *table = PromCreatedRelationName(metric, "");
+	char	   *qualified;
+	StringInfoData sql;
+
+	PromCheckNewRelation(metric, nspid, table, for_write);
+	qualified = quote_qualified_identifier(get_namespace_name(nspid), table);
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE TABLE %s (" CREATED_TIME_COLUMN
 					 " pg_catalog.timestamptz NOT NULL, " CREATED_VALUE_COLUMN
 					 " %s NOT NULL", qualified,
 					 histograms ? format_type_be_qualified(PromHistogramTypeOid()) :
 					 "pg_catalog.float8");
-	columns = palloc(sizeof(char *) * Max(nlabels, 1));
-	names = palloc(sizeof(char *) * Max(nlabels, 1));
-	for (i = 0; i < nlabels; i++)
-	{
-		if (ncolumns >= promread_write_max_label_columns)
-		{
-			overflow = CREATED_OVERFLOW_COLUMN;
-			break;
-		}
-		names[ncolumns] = labels[i];
-		columns[ncolumns] = label_column_name(InvalidOid, labels[i], columns,
-											  ncolumns);
-		appendStringInfo(&sql, ", %s pg_catalog.text COLLATE \"C\"",
-						 quote_identifier(columns[ncolumns]));
-		ncolumns++;
-	}
-	if (overflow != NULL)
-		appendStringInfo(&sql, ", %s pg_catalog.jsonb", quote_identifier(overflow));
+	PromAppendLabelColumns(&sql, chosen);
 	appendStringInfoChar(&sql, ')');
-	run_ddl(sql.data);
+	PromRunDDL(sql.data);
 
 	resetStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE INDEX ON %s (" CREATED_TIME_COLUMN ")", qualified);
-	run_ddl(sql.data);
-	for (i = 0; i < ncolumns; i++)
-	{
-		const char *label = names[i];
-
-		if (!is_indexed_label(label))
-			continue;
-		resetStringInfo(&sql);
-		appendStringInfo(&sql, "CREATE INDEX ON %s (%s, " CREATED_TIME_COLUMN ")",
-						 qualified, quote_identifier(columns[i]));
-		run_ddl(sql.data);
-	}
+	PromRunDDL(sql.data);
+	PromCreateLabelIndexes(qualified, chosen, ", " CREATED_TIME_COLUMN);
 
 	PromCatalogStoreCreated(metric, get_relname_relid(table, nspid),
 							CREATED_TIME_COLUMN, CREATED_VALUE_COLUMN,
-							columns, names, ncolumns, overflow);
+							chosen->columns, chosen->labels, chosen->ncolumns,
+							chosen->overflow);
+}
+
+/*
+ * Begin creating a metric in schema nspid, with a column for each of the
+ * labels (chosen): check that the current user may create relations
+ * there, then take the metric's lock.  Returns NULL when the metric is to
+ * be created now, under the lock, or its registration when it is
+ * registered already and for_write: another writer of remote write
+ * created it while this one waited (for SQL, a registered metric is 42710).
+ */
+PromMetricEntry *
+PromCreateMetricStart(const char *metric, Oid nspid, const char *const *labels,
+					  int nlabels, bool for_write, PromLabelColumns *chosen)
+{
+	PromMetricEntry *entry;
+
+	if (pg_namespace_aclcheck(nspid, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_SCHEMA, get_namespace_name(nspid));
+	PromCatalogLockForWrite(metric);
+	entry = PromCatalogFind(metric);
+	if (entry != NULL)
+	{
+		if (!for_write)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("metric \"%s\" is already registered", metric),
+					 errhint("Unregister it with prom_unregister() first, or choose another name.")));
+		/* another writer created it meanwhile: nothing to change */
+		PromCatalogUnlockForWrite(metric);
+		return entry;
+	}
+	choose_label_columns(labels, nlabels, chosen);
+	return NULL;
+}
+
+/*
+ * Create, in schema nspid, the table of a metric in row storage, owned by
+ * the current user, register it and return its registration (see
+ * PromCreateMetricStart for a metric registered already).  Runs inside SPI.
+ */
+PromMetricEntry *
+PromCreateRowMetric(const char *metric, Oid nspid, const char *const *labels,
+					int nlabels, bool histograms, bool for_write)
+{
+	PromLabelColumns chosen;
+	PromMetricEntry *entry = PromCreateMetricStart(metric, nspid, labels, nlabels,
+												   for_write, &chosen);
+
+	if (entry != NULL)
+		return entry;
+	create_row_table(metric, nspid, histograms, &chosen, for_write);
 	return PromCatalogFind(metric);
+}
+
+/*
+ * Create, register and return the table of a metric that has no
+ * registration, in promread.write_schema (see PromCreateRowMetric).
+ */
+PromMetricEntry *
+PromWriteCreateMetric(const char *metric, const char *const *labels, int nlabels,
+					  bool histograms)
+{
+	return PromCreateRowMetric(metric, get_namespace_oid(promread_write_schema, false),
+							   labels, nlabels, histograms, true);
 }
 
 /*
@@ -234,18 +344,18 @@ PromWriteCreateMetric(const char *metric, const char *const *labels, int nlabels
  * Prometheus retries.
  */
 static void
-lock_for_new_columns(const PromMetricEntry *entry)
+lock_for_new_columns(Oid relid, const char *metric)
 {
 	int			attempt;
 
-	for (attempt = 0; !ConditionalLockRelationOid(entry->relid, AccessExclusiveLock);
+	for (attempt = 0; !ConditionalLockRelationOid(relid, AccessExclusiveLock);
 		 attempt++)
 	{
 		if (attempt >= NEW_COLUMN_LOCK_ATTEMPTS)
 			ereport(ERROR,
 					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 					 errmsg("could not lock the table of metric \"%s\" to add a label column",
-							entry->metric),
+							metric),
 					 errdetail("Other sessions kept it in use for a second."),
 					 errhint("The request can be retried.")));
 		CHECK_FOR_INTERRUPTS();
@@ -268,16 +378,21 @@ relation_natts(Oid relid)
 }
 
 /*
- * Add a text column for each label that a table remote write made has no
+ * Add a text column for each label that a metric remote write made has no
  * column for, while it has room for label columns (see the file's header),
  * or else its column of overflow labels; register them, and return the new
- * registration, or NULL when the table was dropped or the metric registered
- * again meanwhile.  The metric's lock, taken only by the table's owner,
- * serializes writers adding labels to one metric.
+ * registration, or NULL when the metric's relation was dropped or the
+ * metric registered again meanwhile.  The columns go into table (a chunk
+ * metric's series table), or, when it is InvalidOid, the registered
+ * relation itself; both are locked as above, and added (when not NULL) is
+ * told the new columns before they are registered.  The metric's lock,
+ * taken only by the relation's owner, serializes writers adding labels to
+ * one metric.
  */
 PromMetricEntry *
-PromWriteAddLabelColumns(const PromMetricEntry *entry, const char *const *labels,
-				  int nlabels)
+PromAddLabelColumns(const PromMetricEntry *entry, Oid table,
+					const char *const *labels, int nlabels,
+					PromNewColumnsFn added, void *arg)
 {
 	PromMetricEntry *current;
 	const char **columns;
@@ -301,15 +416,20 @@ PromWriteAddLabelColumns(const PromMetricEntry *entry, const char *const *labels
 		PromCatalogUnlockForWrite(entry->metric);
 		return NULL;
 	}
-	lock_for_new_columns(current);
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(current->relid)))
+	if (!OidIsValid(table))
+		table = current->relid;
+	lock_for_new_columns(current->relid, current->metric);
+	if (table != current->relid)
+		lock_for_new_columns(table, current->metric);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(current->relid)) ||
+		!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(table)))
 	{
 		PromCatalogUnlockForWrite(entry->metric);
 		return NULL;
 	}
-	relation = PromQuotedRelationName(current->relid);
+	relation = PromQuotedRelationName(table);
 
-	columns = palloc(sizeof(char *) * (current->nlabels + nlabels));
+	columns = palloc(sizeof(char *) * (current->nlabels + nlabels + 1));
 	names = palloc(sizeof(char *) * (current->nlabels + nlabels));
 	ncolumns = current->nlabels;
 	for (i = 0; i < current->nlabels; i++)
@@ -321,7 +441,7 @@ PromWriteAddLabelColumns(const PromMetricEntry *entry, const char *const *labels
 	/* no new label column once there are overflow labels; one left for them */
 	room = overflow != NULL ? 0 :
 		Min(promread_write_max_label_columns - current->nlabels,
-			MaxHeapAttributeNumber - relation_natts(current->relid) - 1);
+			MaxHeapAttributeNumber - relation_natts(table) - 1);
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "ALTER TABLE %s", relation);
 	for (i = 0; i < nlabels; i++)
@@ -333,9 +453,9 @@ PromWriteAddLabelColumns(const PromMetricEntry *entry, const char *const *labels
 			if (overflow == NULL)
 			{
 				/* no label's column takes its name; another column may */
-				overflow = get_attnum(current->relid, CREATED_OVERFLOW_COLUMN) ==
+				overflow = get_attnum(table, CREATED_OVERFLOW_COLUMN) ==
 					InvalidAttrNumber ? CREATED_OVERFLOW_COLUMN :
-					label_column_name(current->relid, CREATED_OVERFLOW_COLUMN,
+					label_column_name(table, CREATED_OVERFLOW_COLUMN,
 									  columns + current->nlabels,
 									  ncolumns - current->nlabels);
 				appendStringInfo(&sql, "%s ADD COLUMN %s pg_catalog.jsonb",
@@ -345,7 +465,7 @@ PromWriteAddLabelColumns(const PromMetricEntry *entry, const char *const *labels
 			break;
 		}
 		names[ncolumns] = labels[i];
-		columns[ncolumns] = label_column_name(current->relid, labels[i],
+		columns[ncolumns] = label_column_name(table, labels[i],
 											  columns + current->nlabels,
 											  ncolumns - current->nlabels);
 		appendStringInfo(&sql, "%s ADD COLUMN %s pg_catalog.text COLLATE \"C\"",
@@ -355,9 +475,25 @@ PromWriteAddLabelColumns(const PromMetricEntry *entry, const char *const *labels
 	}
 	if (ncolumns == current->nlabels && overflow == current->overflow_column)
 		return current;
-	run_ddl(sql.data);
+	PromRunDDL(sql.data);
+	if (added != NULL)
+	{
+		/* the new columns: the labels', then the overflow column */
+		if (overflow != current->overflow_column)
+			columns[ncolumns] = overflow;
+		added(arg, columns + current->nlabels, ncolumns - current->nlabels +
+			  (overflow != current->overflow_column ? 1 : 0));
+	}
 	PromCatalogStoreCreated(current->metric, current->relid,
 							current->time_column, current->value_column,
 							columns, names, ncolumns, overflow);
 	return PromCatalogFind(entry->metric);
+}
+
+/* Add label columns to a table remote write made (see PromAddLabelColumns). */
+PromMetricEntry *
+PromWriteAddLabelColumns(const PromMetricEntry *entry, const char *const *labels,
+						 int nlabels)
+{
+	return PromAddLabelColumns(entry, InvalidOid, labels, nlabels, NULL, NULL);
 }

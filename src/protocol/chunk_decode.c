@@ -3,7 +3,8 @@
  * chunk_decode.c
  *	  Reading STREAMED_XOR_CHUNKS streams (chunk_encode.c writes them): for
  *	  prom_read_response_json, and for the answers shards send their
- *	  coordinator (shards.c).
+ *	  coordinator (shards.c); and the chunks they carry, also as chunk
+ *	  storage keeps them (storage/chunk_functions.c).
  *
  * The input is untrusted: every frame's length and CRC-32C is checked
  * before its message is unpacked, every varint and every bit of a chunk
@@ -191,14 +192,17 @@ get_xor(XorReader *r, uint64 *bits, int *leading, int *trailing)
 }
 
 /*
- * Decode an XOR chunk into a palloc'd array of its samples.  Returns NULL,
- * or the reason the data is not a valid chunk (a phrase such as "it ends
- * inside a varint"): the data is untrusted and never read past its end.
- * Bits after the last sample (padding) are ignored, as Prometheus does.
+ * Decode an XOR chunk into *samples, an array of *capacity samples that is
+ * reused when the chunk's samples fit, else allocated (repalloc'd when not
+ * NULL) in CurrentMemoryContext, and *capacity set: a reader of many chunks
+ * allocates once.  Returns NULL, or the reason the data is not a valid
+ * chunk (a phrase such as "it ends inside a varint"): the data is
+ * untrusted and never read past its end.  Bits after the last sample
+ * (padding) are ignored, as Prometheus does.
  */
-static const char *
-xor_chunk_decode(const void *data, Size len, PromSample **samples,
-				   int *nsamples)
+const char *
+PromXorChunkDecodeInto(const void *data, Size len, PromSample **samples,
+					   int *capacity, int *nsamples)
 {
 	const uint8 *bytes = data;
 	XorReader	r;
@@ -218,7 +222,14 @@ xor_chunk_decode(const void *data, Size len, PromSample **samples,
 	/* a sample after the first takes two bits at least */
 	if (count > 1 && (Size) (count - 1) > 4 * (len - 2))
 		return "it is shorter than its sample count says";
-	out = palloc(sizeof(PromSample) * Max(count, 1));
+	if (*samples == NULL || *capacity < count)
+	{
+		Size		size = sizeof(PromSample) * Max(count, 1);
+
+		*samples = *samples == NULL ? palloc(size) : repalloc(*samples, size);
+		*capacity = Max(count, 1);
+	}
+	out = *samples;
 	r.p = bytes + 2;
 	r.end = bytes + len;
 	r.acc = 0;
@@ -284,9 +295,22 @@ xor_chunk_decode(const void *data, Size len, PromSample **samples,
 		out[n].t = (int64) t;
 		memcpy(&out[n].v, &bits, sizeof(bits));
 	}
-	*samples = out;
 	*nsamples = count;
 	return NULL;
+}
+
+/*
+ * Decode an XOR chunk into a palloc'd array of its samples, as
+ * PromXorChunkDecodeInto does.
+ */
+const char *
+PromXorChunkDecode(const void *data, Size len, PromSample **samples,
+				   int *nsamples)
+{
+	int			capacity = 0;
+
+	*samples = NULL;
+	return PromXorChunkDecodeInto(data, len, samples, &capacity, nsamples);
 }
 
 /*
@@ -307,7 +331,7 @@ PromDecodeChunk(int encoding, const void *data, Size len, int64 frame,
 				 errmsg("could not decode remote read response"),
 				 errdetail("Chunk %zu of frame %lld has encoding %d; only XOR chunks (1) are decoded.",
 						   index, (long long) frame, encoding)));
-	reason = xor_chunk_decode(data, len, &samples, nsamples);
+	reason = PromXorChunkDecode(data, len, &samples, nsamples);
 	if (reason != NULL)
 		PromStreamError(psprintf("Chunk %zu of frame %lld is not a valid XOR chunk: %s.",
 							  index, (long long) frame, reason));
@@ -516,13 +540,14 @@ layout_histogram(const ChunkLayout *layout, bool is_float, bool stale)
  * chunk), and a stale marker's sum ends its sample: it is a histogram of
  * that sum alone.
  */
-static const char *
-histogram_chunk_decode(const uint8 *bytes, Size len, bool is_float,
-					   PromSample **samples, int *nsamples)
+const char *
+PromHistogramChunkDecode(const void *data, Size len, bool is_float,
+						 PromSample **samples, int *nsamples)
 {
 	static const uint8 first_hints[4] = {
 		PROM_RESET_UNKNOWN, PROM_RESET_NO, PROM_RESET_YES, PROM_RESET_GAUGE
 	};
+	const uint8 *bytes = data;
 	XorReader	r;
 	ChunkLayout layout;
 	PromSample *out;
@@ -674,9 +699,9 @@ PromDecodeHistogramChunk(int encoding, const void *data, Size len,
 
 	Assert(encoding == PROMETHEUS__CHUNK__ENCODING__HISTOGRAM ||
 		   encoding == PROMETHEUS__CHUNK__ENCODING__FLOAT_HISTOGRAM);
-	reason = histogram_chunk_decode(data, len,
-									encoding == PROMETHEUS__CHUNK__ENCODING__FLOAT_HISTOGRAM,
-									&samples, nsamples);
+	reason = PromHistogramChunkDecode(data, len,
+									  encoding == PROMETHEUS__CHUNK__ENCODING__FLOAT_HISTOGRAM,
+									  &samples, nsamples);
 	if (reason != NULL)
 		PromStreamError(psprintf("Chunk %zu of frame %lld is not a valid %s chunk: %s.",
 								 index, (long long) frame,

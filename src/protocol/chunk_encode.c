@@ -18,7 +18,9 @@
  *    deltas of deltas in five buckets; values XORed with the previous one,
  *    written inside the previous window of leading and trailing zeros or
  *    with a new one.  Times wrap as Go's int64 arithmetic does, so any time
- *    encodes exactly; values go by their bits, NaN payloads included.
+ *    encodes exactly; values go by their bits, NaN payloads included.  One
+ *    encoder writes them, from a series set's runs here and from arrays of
+ *    samples for others (PromEncodeXorChunk: compaction).
  * 3. Every series is exactly one frame, whatever its size.  Prometheus's
  *    own server cuts a long series into several frames of the same labels,
  *    but its remote-read client (2.55 and later, storage/remote/codec.go)
@@ -63,14 +65,10 @@
 #define CHUNK_ENCODING_XOR		1
 
 /* Samples per chunk, as Prometheus cuts them. */
-#define XOR_CHUNK_SAMPLES		120
+#define XOR_CHUNK_SAMPLES		PROM_CHUNK_SAMPLES
 
-/*
- * Bound on the bytes of one encoded chunk: the header, then at most 20
- * bytes a sample (18 for the first, under 20 for the second, under 19 for
- * the others), the final partial byte included.
- */
-#define XOR_CHUNK_MAX_BYTES		(2 + XOR_CHUNK_SAMPLES * 20)
+/* Bound on the bytes of one encoded chunk of 120 samples. */
+#define XOR_CHUNK_MAX_BYTES		PromXorChunkBound(XOR_CHUNK_SAMPLES)
 
 /* Room the writer of a chunk needs (bitstream.h). */
 #define XOR_CHUNK_ROOM			(XOR_CHUNK_MAX_BYTES + BITSTREAM_SLACK)
@@ -110,6 +108,104 @@ put_dod(XorWriter *w, int64 dod)
 	}
 }
 
+/* An XOR chunk being written: the state of its last sample. */
+typedef struct XorChunkWriter
+{
+	XorWriter	w;
+	uint8	   *out;			/* the chunk's first byte */
+	int			n;				/* samples written */
+	int64		min_t;
+	int64		prev_t;
+	uint64		prev_delta;
+	uint64		prev_bits;
+	uint8		leading;
+	uint8		trailing;
+} XorChunkWriter;
+
+/* Start an XOR chunk at out, which has room for PromXorChunkBound bytes. */
+static inline void
+xor_chunk_start(XorChunkWriter *c, uint8 *out)
+{
+	c->out = out;
+	c->w.p = out + 2;
+	c->w.acc = 0;
+	c->w.nacc = 0;
+	c->n = 0;
+	c->min_t = 0;
+	c->prev_t = 0;
+	c->prev_delta = 0;
+	c->prev_bits = 0;
+	c->leading = XOR_NO_WINDOW;
+	c->trailing = 0;
+}
+
+/*
+ * Append a sample, later than the chunk's last, to an XOR chunk: inlined
+ * into each loop, so that the chunk's state stays in registers.
+ */
+static pg_attribute_always_inline void
+xor_chunk_append(XorChunkWriter *c, int64 t, double v)
+{
+	uint64		bits = wire_double_bits(v);
+
+	if (c->n == 0)
+	{
+		uint64		ut = (uint64) t;
+
+		/* zigzag varint of the time, then the value's bits */
+		put_uvarint(&c->w, (ut << 1) ^ (t < 0 ? ~UINT64CONST(0) : 0));
+		put_bits64(&c->w, bits, 64);
+		c->min_t = t;
+	}
+	else
+	{
+		uint64		delta = (uint64) t - (uint64) c->prev_t;
+
+		if (c->n == 1)
+			put_uvarint(&c->w, delta);
+		else
+			put_dod(&c->w, (int64) (delta - c->prev_delta));
+		put_xor(&c->w, bits ^ c->prev_bits, &c->leading, &c->trailing);
+		c->prev_delta = delta;
+	}
+	c->prev_t = t;
+	c->prev_bits = bits;
+	c->n++;
+}
+
+/*
+ * Finish an XOR chunk of at least one sample: its sample count written,
+ * returns its length and the times of its first and last samples.
+ */
+static inline Size
+xor_chunk_finish(XorChunkWriter *c, int64 *min_t, int64 *max_t)
+{
+	Assert(c->n > 0 && c->n <= PG_UINT16_MAX);
+	*min_t = c->min_t;
+	*max_t = c->prev_t;
+	c->out[0] = (uint8) (c->n >> 8);
+	c->out[1] = (uint8) c->n;
+	return finish_bits(&c->w) - c->out;
+}
+
+/*
+ * Encode n samples (1 to 65535, in time order) as one XOR chunk into out,
+ * which has room for PromXorChunkBound(n) bytes; returns its length and
+ * the times of its first and last samples.
+ */
+Size
+PromEncodeXorChunk(const PromSample *samples, int n, uint8 *out,
+				   int64 *min_t, int64 *max_t)
+{
+	XorChunkWriter c;
+	int			i;
+
+	xor_chunk_start(&c, out);
+	for (i = 0; i < n; i++)
+		xor_chunk_append(&c, samples[i].t, samples[i].v);
+	return xor_chunk_finish(&c, min_t, max_t);
+}
+
 /* A position in a series' samples: a run, and a sample of it. */
 typedef struct SampleCursor
 {
@@ -145,51 +241,16 @@ cursor_has_more(SampleCursor *cursor)
 static Size
 encode_chunk(SampleCursor *cursor, uint8 *out, int64 *min_t, int64 *max_t)
 {
-	XorWriter	w;
-	int			n = 0;
-	int64		prev_t = 0;
-	uint64		prev_delta = 0;
-	uint64		prev_bits = 0;
-	uint8		leading = XOR_NO_WINDOW;
-	uint8		trailing = 0;
+	XorChunkWriter c;
 
-	w.p = out + 2;
-	w.acc = 0;
-	w.nacc = 0;
-	while (n < XOR_CHUNK_SAMPLES && cursor_has_more(cursor))
+	xor_chunk_start(&c, out);
+	while (c.n < XOR_CHUNK_SAMPLES && cursor_has_more(cursor))
 	{
 		PromSample	sample = PromSampleRunSample(&cursor->run, cursor->index++);
-		uint64		bits = wire_double_bits(sample.v);
 
-		if (n == 0)
-		{
-			uint64		t = (uint64) sample.t;
-
-			/* zigzag varint of the time, then the value's bits */
-			put_uvarint(&w, (t << 1) ^ (sample.t < 0 ? ~UINT64CONST(0) : 0));
-			put_bits64(&w, bits, 64);
-			*min_t = sample.t;
-		}
-		else
-		{
-			uint64		delta = (uint64) sample.t - (uint64) prev_t;
-
-			if (n == 1)
-				put_uvarint(&w, delta);
-			else
-				put_dod(&w, (int64) (delta - prev_delta));
-			put_xor(&w, bits ^ prev_bits, &leading, &trailing);
-			prev_delta = delta;
-		}
-		prev_t = sample.t;
-		prev_bits = bits;
-		n++;
+		xor_chunk_append(&c, sample.t, sample.v);
 	}
-	Assert(n > 0);
-	*max_t = prev_t;
-	out[0] = (uint8) (n >> 8);
-	out[1] = (uint8) n;
-	return finish_bits(&w) - out;
+	return xor_chunk_finish(&c, min_t, max_t);
 }
 
 /*---- Frames ----*/

@@ -3,7 +3,8 @@
  * histogram_chunk.c
  *	  Histogram chunks: a series of native histograms cut into HISTOGRAM (2)
  *	  chunks for integer histograms and FLOAT_HISTOGRAM (3) chunks for float
- *	  ones, for STREAMED_XOR_CHUNKS answers (chunk_encode.c).
+ *	  ones, for STREAMED_XOR_CHUNKS answers (chunk_encode.c) and for
+ *	  compaction (storage/compact.c).
  *
  * 1. The format is Prometheus's (tsdb/docs/format/chunks.md): a 2-byte
  *    sample count, a flags byte whose two high bits say whether the chunk
@@ -17,7 +18,8 @@
  *    sample and deltas of deltas after; float histograms their counts as
  *    64 bits and then XORs with the sample before, as XOR chunks carry
  *    floats; both carry the sum so.
- * 2. A chunk holds at most 120 samples, all of one kind and one layout
+ * 2. A chunk holds at most 120 samples (fewer if its caller asks:
+ *    compaction splits a series' samples evenly), all of one kind and one layout
  *    (PromHistogramSameLayout: schema, zero threshold, spans, custom
  *    bounds), all gauge histograms or none.  A new chunk is cut wherever
  *    one of these changes, and, for a counter, at a counter reset: a
@@ -51,9 +53,6 @@
 #include "histogram/histogram.h"
 #include "protocol.h"
 #include "utils/memutils.h"
-
-/* Samples per chunk, as Prometheus cuts them. */
-#define HISTOGRAM_CHUNK_SAMPLES	120
 
 /* The counter-reset bits of a chunk's flags byte. */
 #define RESET_UNKNOWN_BITS		0x00
@@ -604,6 +603,7 @@ PromHistogramChunkerStart(PromHistogramChunker *chunker,
 	chunker->samples = samples;
 	chunker->nsamples = nsamples;
 	chunker->next = 0;
+	chunker->max_samples = PROM_CHUNK_SAMPLES;
 	if (chunker->buf == NULL)
 	{
 		chunker->capacity = 1024;
@@ -651,7 +651,7 @@ PromHistogramChunkerNext(PromHistogramChunker *chunker, int *encoding,
 	put_bits(&w, 0, 16);		/* the sample count, set below */
 	put_bits(&w, reset_bits, 8);
 	put_layout(&w, first);
-	for (n = 0; n < left && n < HISTOGRAM_CHUNK_SAMPLES; n++)
+	for (n = 0; n < left && n < chunker->max_samples; n++)
 	{
 		const PromHistogram *h = PromSampleHistogram(&samples[n]);
 

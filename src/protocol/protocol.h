@@ -37,6 +37,8 @@ extern const char *PromResponseTypeName(int type);
 /* in write_request.c */
 extern PromWriteRequest *PromDecodeWriteRequest(const char *body, Size len);
 extern PromWriteRequest *PromDecodeWriteRequestV2(const char *body, Size len);
+extern void PromWriteSeriesSetSamples(PromWriteSeries *series,
+									  const PromSample *samples, int n);
 
 /* Answers are written with the buffers of wire.h. */
 struct PromSnappyWriter;
@@ -47,10 +49,22 @@ extern void PromWriteSamplesResult(struct PromSnappyWriter *writer,
 								   PromSeriesSet *set, bool last);
 
 
+/* Samples per chunk at most, as Prometheus cuts them. */
+#define PROM_CHUNK_SAMPLES		120
+
+/*
+ * Bound on the bytes of an XOR chunk of n samples: the header, then at most
+ * 20 bytes a sample (18 for the first, under 20 for the second, under 19
+ * for the others), the final partial byte included.
+ */
+#define PromXorChunkBound(n)	(2 + (Size) (n) * 20)
+
 /* in chunk_encode.c: STREAMED_XOR_CHUNKS frames, read by chunk_decode.h's */
 extern void PromAppendChunkedResult(struct PromBuffer *buf,
 									const PromSeriesSet *set,
 									int64 query_index);
+extern Size PromEncodeXorChunk(const PromSample *samples, int n, uint8 *out,
+							   int64 *min_t, int64 *max_t);
 
 /* in histogram_chunk.c: a series of histograms cut into chunks */
 typedef struct PromHistogramChunker
@@ -60,6 +74,8 @@ typedef struct PromHistogramChunker
 	int64		next;			/* the first not in a chunk yet */
 	uint8	   *buf;			/* the last chunk's data */
 	Size		capacity;
+	int			max_samples;	/* a chunk's samples at most: Start sets
+								 * PROM_CHUNK_SAMPLES, a caller may lower it */
 } PromHistogramChunker;
 
 extern void PromHistogramChunkerStart(PromHistogramChunker *chunker,

@@ -640,3 +640,24 @@ PromDecodeWriteRequestV2(const char *body, Size len)
 	MemoryContextSwitchTo(oldcxt);
 	return request;
 }
+
+/*
+ * Give a series float samples as a decoded request would carry them
+ * (prom_convert_metric writes a metric's rows as remote write writes them).
+ */
+void
+PromWriteSeriesSetSamples(PromWriteSeries *series, const PromSample *samples, int n)
+{
+	Prometheus__Sample *cells = palloc(sizeof(Prometheus__Sample) * Max(n, 1));
+	int			i;
+
+	series->samples = palloc(sizeof(Prometheus__Sample *) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		prometheus__sample__init(&cells[i]);
+		cells[i].timestamp = samples[i].t;
+		cells[i].value = samples[i].v;
+		series->samples[i] = &cells[i];
+	}
+	series->nsamples = n;
+}

@@ -14,12 +14,19 @@
 
 #include "engine/engine.h"
 
-/* in scan.c */
+/* in scan_exec.c */
 extern void PromScanInit(void);
+
+/* in scan_columns.c */
 extern void PromScanBeginCall(void);
+
+/* in scan.c; storage: of a metric in chunk storage (PromMetricStorage), or NULL */
+struct PromStorageEntry;
 extern void PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
+						   const struct PromStorageEntry *storage,
 						   const PromQuery *query, bool named);
 extern List *PromExplainMetric(const PromMetricEntry *entry,
+							   const struct PromStorageEntry *storage,
 							   const PromQuery *query, bool named,
 							   bool analyze);
 

@@ -1,10 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * scan_internal.h
- *	  The read of one metric relation, shared by scan.c (locking, columns,
- *	  the executor and the receiver), scan_predicates.c (the statement's
- *	  predicates), scan_plans.c (cached plans) and shards.c (partitions
- *	  that group their own rows).  scan.h is what other folders call.
+ *	  The read of one metric relation, shared by scan.c (its statement),
+ *	  scan_columns.c (locking, columns), scan_exec.c (the executor and the
+ *	  receiver), scan_predicates.c (the statement's predicates),
+ *	  scan_plans.c (cached plans), shards.c (partitions that group their
+ *	  own rows) and scan_chunks.c (metrics in chunk storage).  scan.h is
+ *	  what other folders call.
  *
  *-------------------------------------------------------------------------
  */
@@ -15,6 +17,7 @@
 #include "lib/stringinfo.h"
 #include "tcop/dest.h"
 #include "scan.h"
+#include "storage/storage.h"
 
 /* How the time column is stored. */
 typedef enum TimeKind
@@ -82,6 +85,65 @@ typedef struct MetricScan
 
 /* A DestReceiver's function that takes a row. */
 typedef bool (*ReceiveSlotFn) (TupleTableSlot *slot, DestReceiver *self);
+
+/* The read of a metric in chunk storage for one query, before it runs. */
+typedef struct ChunkScan
+{
+	MetricScan	scan;			/* its stmt: the series the matchers select */
+	PromStorageEntry storage;	/* its tables */
+	ScanStatement chunks;		/* the chunks of those series in the range */
+	ScanStatement head;			/* their head rows in the range */
+	bool		histograms;		/* the metric's values are histograms */
+} ChunkScan;
+
+/* in scan_columns.c */
+extern bool PromScanLockRelation(const PromMetricEntry *entry, bool named);
+extern bool PromScanReadColumn(const PromMetricEntry *entry, Oid relid,
+							   const char *name, bool named,
+							   MetricColumn *column);
+extern bool PromScanReadLabelColumns(const PromMetricEntry *entry, Oid relid,
+									 bool named, MetricColumn *labels);
+extern bool PromScanCheckColumnType(const PromMetricEntry *entry, bool named,
+									const MetricColumn *column,
+									const char *role, bool ok);
+
+/* in scan_exec.c */
+extern PromLayout *PromScanAddLayout(PromSeriesSet *set, const MetricScan *scan);
+extern DestReceiver *PromScanReceiverCreate(PromSeriesSet *set,
+											const MetricScan *scan,
+											PromLayout **layout);
+extern bool PromScanReadOnly(TupleTableSlot *slot, DestReceiver *self);
+extern void PromScanRun(SPIPlanPtr plan, SPIExecuteOptions *options,
+						ReceiveSlotFn read_only);
+extern bool PromScanRunSkippingUnreadable(void (*step) (void *arg), void *arg,
+										  PromSeriesSet *set);
+
+/* in scan_chunks.c */
+extern bool PromChunkScanPrepare(const PromMetricEntry *entry,
+								 const PromStorageEntry *storage,
+								 const PromQuery *query, bool named,
+								 ChunkScan *cs);
+extern void PromScanChunkMetric(PromSeriesSet *set,
+								const PromMetricEntry *entry,
+								const PromStorageEntry *storage,
+								const PromQuery *query, bool named);
+
+/*
+ * Keep, in place, the samples of an array that lie in [start_ms, end_ms];
+ * returns how many: a chunk's samples outside a query's range are dropped.
+ */
+static inline int
+PromKeepSamplesInRange(PromSample *samples, int nsamples, int64 start_ms,
+					   int64 end_ms)
+{
+	int			kept = 0;
+	int			i;
+
+	for (i = 0; i < nsamples; i++)
+		if (samples[i].t >= start_ms && samples[i].t <= end_ms)
+			samples[kept++] = samples[i];
+	return kept;
+}
 
 /* in scan_plans.c */
 extern SPIPlanPtr PromScanCachedPlan(const ScanStatement *stmt);

@@ -312,23 +312,6 @@ set_series_labels(ShardReceiver *receiver, const Prometheus__ChunkedSeries *seri
 }
 
 /*
- * Keep the samples in the query's time range, in place; returns how many.
- * A shard is asked for those only: others are dropped, as Prometheus's
- * remote-read client drops them.
- */
-static int
-samples_in_range(PromSample *samples, int nsamples, int64 start_ms, int64 end_ms)
-{
-	int			kept = 0;
-	int			i;
-
-	for (i = 0; i < nsamples; i++)
-		if (samples[i].t >= start_ms && samples[i].t <= end_ms)
-			samples[kept++] = samples[i];
-	return kept;
-}
-
-/*
  * Add one series of a partition's answer to the set: its labels set the
  * receiver's values (in the frame's context), each chunk's samples in the
  * query's range are added as a run of that series.
@@ -352,8 +335,8 @@ add_series(void *arg, int64 query_index,
 											  chunk->data.len, frame, k,
 											  &nsamples);
 
-		nsamples = samples_in_range(samples, nsamples, receiver->start_ms,
-									receiver->end_ms);
+		nsamples = PromKeepSamplesInRange(samples, nsamples, receiver->start_ms,
+										  receiver->end_ms);
 		PromSeriesSetAddRun(receiver->set, receiver->layout, receiver->values,
 							receiver->isnull, samples, nsamples);
 		pfree(samples);

@@ -8,6 +8,9 @@ SET timezone = 'UTC';
 SET datestyle = 'ISO';
 CREATE SCHEMA ln;
 SET promread.write_schema = ln;
+-- the tables of row storage, which this suite inspects and alters
+-- (write_chunks covers chunk storage, remote write's default)
+SET promread.write_storage = rows;
 
 -- write one request of series given as (labels, value) pairs at one time
 CREATE FUNCTION ln_write(VARIADIC series jsonb[]) RETURNS void LANGUAGE sql AS $$

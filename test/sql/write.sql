@@ -55,6 +55,9 @@ $$;
 
 CREATE SCHEMA wr;
 SET promread.write_schema = wr;
+-- the tables of row storage, which this suite inspects and alters
+-- (write_chunks covers chunk storage, remote write's default)
+SET promread.write_storage = rows;
 
 -- a new metric gets a table of its own: ts, value, a text column per label
 -- (an empty label is absent); values are kept bit for bit (a -0 sent by

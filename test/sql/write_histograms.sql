@@ -12,6 +12,9 @@ SET datestyle = 'ISO';
 \i :wire_helpers
 CREATE SCHEMA wh;
 SET promread.write_schema = wh;
+-- the tables of row storage, which this suite inspects and alters
+-- (write_chunks covers chunk storage, remote write's default)
+SET promread.write_storage = rows;
 \set v2 'application/x-protobuf;proto=io.prometheus.write.v2.Request'
 
 -- The wire format, from the protobuf encoding document: a field's tag, a

@@ -51,6 +51,9 @@ GRANT USAGE, CREATE ON SCHEMA ws TO regress_ws_writer;
 GRANT USAGE ON SCHEMA ws TO regress_ws_other, regress_ws_mallory;
 GRANT USAGE ON SCHEMA ws_mallory TO PUBLIC;
 SET promread.write_schema = ws;
+-- the tables of row storage, which this suite inspects and alters
+-- (write_chunks covers chunk storage, remote write's default)
+SET promread.write_storage = rows;
 
 --
 -- Metadata: written only for the families of registered metrics the role
