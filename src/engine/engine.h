@@ -26,6 +26,7 @@ typedef struct PromArena PromArena;
 /* in arena.c */
 extern PromArena *PromArenaCreate(MemoryContext context);
 extern void PromArenaExpect(PromArena *arena, Size bytes);
+extern void PromArenaUseHugePages(PromArena *arena);
 extern void *PromArenaAlloc(PromArena *arena, Size size);
 extern bool PromArenaIsNewest(const PromArena *arena, const void *end);
 extern bool PromArenaExtend(PromArena *arena, Size size);

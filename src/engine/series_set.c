@@ -20,11 +20,13 @@
  * 6. A layout may carry histograms (PromLayoutSetHistograms): each of its
  *    rows' histograms is copied into an arena of the set's own, charged to
  *    promread.max_memory as every arena is, and the sample's value is the
- *    copy's address (PromSampleHistogram).  That arena is never rewound,
- *    so a copy stays where it is while its sample moves between series
- *    (group.c) or within one (sorting).  A label set met through a layout of
- *    histograms and through one of floats is refused when the set is
- *    finished (order.c): one series cannot hold both.
+ *    copy's address (PromSampleHistogram).  That arena is one of huge
+ *    pages (arena.c): a read's copies are megabytes, each read again far
+ *    from the one before it.  It is never rewound, so a copy stays where
+ *    it is while its sample moves between series (group.c) or within one
+ *    (sorting).  A label set met through a layout of histograms and
+ *    through one of floats is refused when the set is finished (order.c):
+ *    one series cannot hold both.
  *
  *-------------------------------------------------------------------------
  */
@@ -50,6 +52,7 @@ PromSeriesSetCreate(MemoryContext context)
 											 ALLOCSET_SMALL_SIZES);
 	set->arena = PromArenaCreate(setcxt);
 	set->histogram_arena = PromArenaCreate(setcxt);
+	PromArenaUseHugePages(set->histogram_arena);
 	set->max_samples = promread_max_samples;
 	set->series_capacity = 64;
 	set->series = set_alloc_array(set,

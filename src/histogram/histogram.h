@@ -182,7 +182,8 @@ extern bool PromIsHistogramType(Oid type);
 
 /* in histogram_wire.c: as a prompb.Histogram field */
 extern Size PromHistogramMessageSize(const PromHistogram *h, int64 t);
+extern Size PromHistogramFieldBound(const PromHistogram *h);
 extern char *PromPutHistogramField(char *p, int field, const PromHistogram *h,
-								   int64 t, Size message_size);
+								   int64 t);
 
 #endif							/* PROMREAD_HISTOGRAM_H */

@@ -16,7 +16,10 @@
  * fields are left out when zero, doubles only when their bits are all zero,
  * so that -0.0 and every NaN payload keep their bits.  One routine both
  * measures and writes a histogram (HistogramOut), so that the size counted
- * is the size written; a writer measures first, for the field's length.
+ * is the size written.  A writer does not measure first: it leaves room
+ * for the longest length a field may have (from a bound on its bytes),
+ * writes the field's contents after it, then writes the length and moves
+ * the contents back to it where the length is shorter (put_len_close).
  *
  *-------------------------------------------------------------------------
  */
@@ -133,6 +136,25 @@ out_spans(HistogramOut *out, bool write, int field,
 	}
 }
 
+/*
+ * Finish a length-delimited field whose contents were written from
+ * len_at + reserve to end, reserve being the bytes of the longest length
+ * they may have: write their length at len_at, moving them back to follow
+ * it when it is shorter; returns the end.
+ */
+static inline char *
+put_len_close(char *len_at, int reserve, char *end)
+{
+	char	   *contents = len_at + reserve;
+	Size		size = end - contents;
+	int			len_size = wire_varint_size(size);
+
+	if (len_size < reserve)
+		memmove(len_at + len_size, contents, size);
+	(void) wire_put_varint(len_at, size);
+	return len_at + len_size + size;
+}
+
 /* A packed field of bucket deltas (sint64) or counts (double); none if empty. */
 static pg_attribute_always_inline void
 out_buckets(HistogramOut *out, bool write, int field,
@@ -143,21 +165,33 @@ out_buckets(HistogramOut *out, bool write, int field,
 
 	if (n == 0)
 		return;
-	if (counts)
-		size = (Size) n * 8;
-	else
-		for (i = 0; i < n; i++)
-			size += wire_varint_size(zigzag(buckets[i].delta));
 	out_tag(out, write, field, WIRE_LEN);
-	out_varint(out, write, size);
-	if (!write)
-		out->n += size;
-	else if (counts)
-		for (i = 0; i < n; i++)
-			out->p = wire_put_fixed64(out->p, wire_double_bits(buckets[i].count));
-	else
+	if (counts)
+	{
+		out_varint(out, write, (Size) n * 8);
+		if (!write)
+			out->n += (Size) n * 8;
+		else
+			for (i = 0; i < n; i++)
+				out->p = wire_put_fixed64(out->p, wire_double_bits(buckets[i].count));
+	}
+	else if (write)
+	{
+		/* a delta's varint has at most 10 bytes */
+		char	   *len_at = out->p;
+		int			reserve = wire_varint_size((Size) n * 10);
+
+		out->p += reserve;
 		for (i = 0; i < n; i++)
 			out->p = wire_put_varint(out->p, zigzag(buckets[i].delta));
+		out->p = put_len_close(len_at, reserve, out->p);
+	}
+	else
+	{
+		for (i = 0; i < n; i++)
+			size += wire_varint_size(zigzag(buckets[i].delta));
+		out->n += wire_varint_size(size) + size;
+	}
 }
 
 /* A Histogram message's fields, in field order. */
@@ -201,10 +235,9 @@ out_histogram(HistogramOut *out, bool write, const PromHistogram *h, int64 t)
 }
 
 /*
- * Bytes of a histogram of time t as a Histogram message: what
- * PromPutHistogramField takes, and, as a length-delimited field of a
- * one-byte tag (wire_len_field_size), what a series of histograms counts
- * for it in its message (engine/samples.c).
+ * Bytes of a histogram of time t as a Histogram message, and, as a
+ * length-delimited field of a one-byte tag (wire_len_field_size), what a
+ * series of histograms counts for it in its message (engine/samples.c).
  */
 Size
 PromHistogramMessageSize(const PromHistogram *h, int64 t)
@@ -216,19 +249,53 @@ PromHistogramMessageSize(const PromHistogram *h, int64 t)
 }
 
 /*
- * Write a histogram of time t whose message has the given size
- * (PromHistogramMessageSize) as a length-delimited field numbered field
- * (below 16); returns the end.
+ * A bound on the bytes of a histogram's Histogram message, of any time:
+ * each varint at its longest (10 bytes, 5 for a sint32 and a span's
+ * length), each field of its own.
+ */
+static inline Size
+message_bound(const PromHistogram *h)
+{
+	Size		nspans = (Size) h->npositive_spans + h->nnegative_spans;
+	Size		nbuckets = (Size) h->npositive_buckets + h->nnegative_buckets;
+
+	/* count, sum, schema, zero threshold, zero count, reset hint, time */
+	return 11 + 9 + 6 + 9 + 11 + 11 + 11 +
+	/* each span a field of its offset's and its length's fields */
+		nspans * (1 + 10 + 6 + 6) +
+	/* the two packed fields of buckets, then the custom values */
+		2 * (1 + 10) + 10 * nbuckets +
+		1 + 10 + 8 * (Size) h->ncustom_values;
+}
+
+/*
+ * Bytes that writing a histogram as a length-delimited field (below field
+ * 16) may take at most, its bytes past the field's end included: room that
+ * PromPutHistogramField needs.
+ */
+Size
+PromHistogramFieldBound(const PromHistogram *h)
+{
+	Size		bound = message_bound(h);
+
+	return 1 + wire_varint_size(bound) + bound;
+}
+
+/*
+ * Write a histogram of time t as a length-delimited field numbered field
+ * (below 16), where PromHistogramFieldBound bytes are free; returns the
+ * end.
  */
 char *
-PromPutHistogramField(char *p, int field, const PromHistogram *h, int64 t,
-					  Size message_size)
+PromPutHistogramField(char *p, int field, const PromHistogram *h, int64 t)
 {
 	HistogramOut out;
+	int			reserve = wire_varint_size(message_bound(h));
 
-	out.p = wire_put_len_header(p, field, message_size);
+	*p = (char) WIRE_TAG(field, WIRE_LEN);
+	out.p = p + 1 + reserve;
 	out.n = 0;
 	out_histogram(&out, true, h, t);
-	Assert(out.p == p + wire_len_field_size(message_size));
-	return out.p;
+	Assert((Size) (out.p - (p + 1 + reserve)) == PromHistogramMessageSize(h, t));
+	return put_len_close(p + 1, reserve, out.p);
 }

@@ -7,6 +7,10 @@
  *	  (histogram_chunk.c) write them.
  *
  * The writer writes into memory its caller made room for; it never checks.
+ * Each write is one 8-byte store (the pending bits, the new ones, then
+ * zeros), so the room must reach BITSTREAM_SLACK bytes past the stream's
+ * end: what lies past the bits written is scratch, which later writes and
+ * finish_bits overwrite.
  *
  *-------------------------------------------------------------------------
  */
@@ -14,9 +18,13 @@
 #define PROMREAD_BITSTREAM_H
 
 #include "port/pg_bitutils.h"
+#include "port/pg_bswap.h"
 
 /* No window of leading and trailing zeros yet. */
 #define XOR_NO_WINDOW			0xff
+
+/* Bytes a writer may store past the end of its stream. */
+#define BITSTREAM_SLACK			8
 
 /* A bitstream being written, most significant bit first. */
 typedef struct XorWriter
@@ -26,18 +34,24 @@ typedef struct XorWriter
 	int			nacc;			/* fewer than 8 between calls */
 } XorWriter;
 
-/* Write the n (at most 32) low bits of bits. */
+/*
+ * Write the n (at most 56) low bits of bits: the pending bits and the new
+ * ones, at most 63, go out as one big-endian 8-byte store, aligned to the
+ * top, and the whole bytes among them are passed; the rest stay pending.
+ */
 static inline void
 put_bits(XorWriter *w, uint64 bits, int n)
 {
-	Assert(n >= 0 && n <= 32);
+	uint64		out;
+
+	Assert(n >= 0 && n <= 56);
 	w->acc = (w->acc << n) | (bits & ((UINT64CONST(1) << n) - 1));
 	w->nacc += n;
-	while (w->nacc >= 8)
-	{
-		w->nacc -= 8;
-		*w->p++ = (uint8) (w->acc >> w->nacc);
-	}
+	/* two shifts, so that none is by 64 when nothing is pending */
+	out = pg_hton64((w->acc << (63 - w->nacc)) << 1);
+	memcpy(w->p, &out, sizeof(out));
+	w->p += w->nacc >> 3;
+	w->nacc &= 7;
 }
 
 /* Write the n (at most 64) low bits of bits. */

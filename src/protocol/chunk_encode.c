@@ -70,6 +70,9 @@
 /* Bound on the bytes of one encoded chunk of 120 samples. */
 #define XOR_CHUNK_MAX_BYTES		PromXorChunkBound(XOR_CHUNK_SAMPLES)
 
+/* Room the writer of a chunk needs (bitstream.h). */
+#define XOR_CHUNK_ROOM			(XOR_CHUNK_MAX_BYTES + BITSTREAM_SLACK)
+
 /*---- The XOR encoder ----*/
 
 /* Write a uvarint as whole bytes of the bitstream. */
@@ -232,7 +235,7 @@ cursor_has_more(SampleCursor *cursor)
 
 /*
  * Encode the next samples of a series (at most 120) as an XOR chunk into
- * out, which has room for XOR_CHUNK_MAX_BYTES; returns its length and the
+ * out, which has room for XOR_CHUNK_ROOM; returns its length and the
  * times of its first and last samples.  There must be a sample left.
  */
 static Size
@@ -426,7 +429,7 @@ add_xor_chunks(const PromSeriesSet *set, const PromSeries *series,
 	cursor_start(&cursor, series);
 	while (cursor_has_more(&cursor))
 	{
-		ChunkRef   *chunk = scratch_next_chunk(scratch, XOR_CHUNK_MAX_BYTES);
+		ChunkRef   *chunk = scratch_next_chunk(scratch, XOR_CHUNK_ROOM);
 
 		CHECK_FOR_INTERRUPTS();
 		chunk->encoding = CHUNK_ENCODING_XOR;
@@ -493,7 +496,7 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 	PromHistogramChunker chunker;
 	int			i;
 
-	scratch.capacity = 4 * XOR_CHUNK_MAX_BYTES;
+	scratch.capacity = 4 * XOR_CHUNK_ROOM;
 	scratch.data = palloc(scratch.capacity);
 	scratch.used = 0;
 	scratch.chunks_capacity = 64;

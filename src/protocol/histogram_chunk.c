@@ -438,12 +438,16 @@ counter_reset_bits(const PromHistogram *prev, const PromHistogram *h,
 
 /*---- Chunks ----*/
 
-/* Make room for need more bytes after the writer's position. */
+/*
+ * Make room for need more bytes after the writer's position, and the
+ * writer's slack past them (bitstream.h).
+ */
 static void
 ensure_room(PromHistogramChunker *chunker, XorWriter *w, Size need)
 {
 	Size		used = w->p - chunker->buf;
 
+	need += BITSTREAM_SLACK;
 	if (chunker->capacity - used >= need)
 		return;
 	chunker->capacity = Max(chunker->capacity * 2, used + need);

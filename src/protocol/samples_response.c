@@ -233,17 +233,15 @@ produce_samples(PromProducer *producer, char *buf, Size room, Size *need)
 			{
 				PromSample	sample = PromSampleRunSample(&self->run, self->done);
 				const PromHistogram *h = PromSampleHistogram(&sample);
-				Size		message_size = PromHistogramMessageSize(h, sample.t);
-				Size		size = wire_len_field_size(message_size);
+				Size		bound = PromHistogramFieldBound(h);
 
-				if (size > (Size) (end - p))
+				if (bound > (Size) (end - p))
 				{
-					*need = size;
+					*need = bound;
 					return p - buf;
 				}
 				PromHistogramsAheadStep(&self->ahead);
-				p = PromPutHistogramField(p, HISTOGRAMS_FIELD, h, sample.t,
-										  message_size);
+				p = PromPutHistogramField(p, HISTOGRAMS_FIELD, h, sample.t);
 				self->done++;
 				continue;
 			}
