@@ -50,6 +50,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "engine/engine.h"
 #include "executor/spi.h"
@@ -58,6 +59,7 @@
 #include "promread.h"
 #include "scan_internal.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 
 /* A scan's run, as PromScanRunSkippingUnreadable's step. */
