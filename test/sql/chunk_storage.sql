@@ -190,7 +190,7 @@ SELECT indexrelid::regclass, pg_get_indexdef(indexrelid) FROM pg_index
 WHERE indrelid IN ('"cs_cpu#series"'::regclass, '"cs_cpu#chunks"'::regclass, '"cs_cpu#head"'::regclass)
 ORDER BY 1::text;
 SELECT conrelid::regclass, pg_get_constraintdef(oid) FROM pg_constraint
-WHERE conrelid = '"cs_cpu#chunks"'::regclass ORDER BY 2;
+WHERE conrelid = '"cs_cpu#chunks"'::regclass AND contype = 'c' ORDER BY 2;
 SELECT pg_get_partkeydef('"cs_cpu#chunks"'::regclass),
 	(SELECT count(*) FROM pg_inherits WHERE inhparent = '"cs_cpu#chunks"'::regclass) AS partitions;
 SELECT metric, relation, time_column, value_column, label_columns, label_names,
