@@ -283,10 +283,14 @@ existing_partition(const PromStorageEntry *entry, Oid nspid, const char *name)
  * The partition of a chunk metric's chunks for the UTC day of time t (ms),
  * "m#chunks_YYYYMMDD" in the schema of m#chunks, holding min_time from the
  * day's start to the next's; created, owned by the current user, when
- * there is none.  A new partition is made alone and then attached, which
- * takes SHARE UPDATE EXCLUSIVE on m#chunks: readers and writers of the
- * chunks go on, and two sessions making partitions of one metric take
- * turns.  Runs inside SPI.
+ * there is none.  Making one takes ACCESS EXCLUSIVE on m#chunks until the
+ * transaction ends: a query on the view plans with the partitions it sees
+ * and, in READ COMMITTED, reads with a snapshot taken after planning, so a
+ * partition attached in between, holding chunks whose head rows the same
+ * transaction deleted, would be missed by it.  The lock waits for the
+ * queries that planned without the partition and holds new ones until the
+ * chunks commit (a compaction makes a day's partition once).  Two sessions
+ * making partitions of one metric take turns.  Runs inside SPI.
  */
 Oid
 PromStorageChunkPartition(const PromStorageEntry *entry, int64 t)
@@ -313,7 +317,7 @@ PromStorageChunkPartition(const PromStorageEntry *entry, int64 t)
 	if (!pg_class_ownercheck(entry->chunks, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(entry->chunks));
 	/* look again once the partitions of the metric are ours to make */
-	LockRelationOid(entry->chunks, ShareUpdateExclusiveLock);
+	LockRelationOid(entry->chunks, AccessExclusiveLock);
 	relid = existing_partition(entry, nspid, name);
 	if (OidIsValid(relid))
 		return relid;
