@@ -680,3 +680,11 @@ CREATE FUNCTION prom_convert_metric(metric text)
 	RETURNS regclass
 	AS 'MODULE_PATHNAME', 'prom_convert_metric'
 	LANGUAGE C STRICT VOLATILE;
+
+-- The statement trigger of a metric's series table (m#series) after UPDATE
+-- and DELETE: the series ids remote write caches for the table are dropped
+-- in every backend (docs/chunk-storage.md, "Writing").
+CREATE FUNCTION prom_series_changed()
+	RETURNS trigger
+	AS 'MODULE_PATHNAME', 'prom_series_changed'
+	LANGUAGE C VOLATILE;

@@ -35,6 +35,7 @@ int			promread_write_max_label_columns = 400;
 int			promread_write_storage = PROM_WRITE_STORAGE_CHUNKS;
 int			promread_max_histogram_buckets = 10000;
 int			promread_compact_after = 3600 * 1000;
+int			promread_write_series_cache = 65536;
 
 /* Values of promread.write_unknown_labels. */
 static const struct config_enum_entry write_refusal_options[] = {
@@ -175,6 +176,13 @@ _PG_init(void)
 							&promread_compact_after,
 							3600 * 1000, 0, INT_MAX,
 							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("promread.write_series_cache",
+							"Most series ids a backend keeps between remote writes into metrics in chunk storage.",
+							"A request whose series are all kept looks none up in the series table; 0 turns the cache off.",
+							&promread_write_series_cache,
+							65536, 0, INT_MAX / 2,
+							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("promread");
 	PromScanInit();

@@ -235,4 +235,11 @@ extern int64 PromWriteGroupExemplars(const PromWriteGroup *group,
 /* in write_trust.c */
 extern void PromCheckWriteTrusted(Relation rel, const PromMetricEntry *entry);
 
+/* in series_cache.c */
+extern bool PromSeriesCacheUsable(Relation series_rel);
+extern bool PromSeriesCacheFind(Oid relid, uint64 hash, const char *labels, int len,
+								int64 *series_id);
+extern void PromSeriesCacheRemember(Oid relid, uint64 hash, const char *labels, int len,
+									int64 series_id);
+
 #endif							/* PROMREAD_REMOTE_WRITE_H */

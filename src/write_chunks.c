@@ -16,13 +16,13 @@
  *    on, as with the relation of a metric in row storage.
  * 2. A series' labels_hash is the xxHash64 of its labels (never __name__,
  *    sorted by name), each as name 0xff value 0xff.  The request's
- *    distinct series (equal label sets sent twice are one) are looked up
- *    with one statement, WHERE labels_hash = ANY($1); a row is a series'
- *    when its label columns and its jsonb of overflow labels hold exactly
- *    the series' labels.  Labels that have neither a column nor an
- *    overflow column (promread.write_unknown_labels = drop) are not the
- *    series' stored labels, and count neither in the hash nor in the
- *    comparison.
+ *    distinct series (equal label sets sent twice are one), those not
+ *    cached (5.), are looked up with one statement, WHERE labels_hash =
+ *    ANY($1); a row is a series' when its label columns and its jsonb of
+ *    overflow labels hold exactly the series' labels.  Labels that have
+ *    neither a column nor an overflow column (promread.write_unknown_labels
+ *    = drop) are not the series' stored labels, and count neither in the
+ *    hash nor in the comparison.
  * 3. The series not found are added under SHARE ROW EXCLUSIVE on m#series,
  *    which writers of new series take in turn (readers and writers of
  *    known series take weaker locks, which it does not wait for), after
@@ -38,9 +38,15 @@
  *    value column, the float staleness markers that end histogram series
  *    as stale histograms (write_rows.c).  m#chunks is never written here.
  *
- * No series id is kept between requests: every request looks its series
- * up, so that a series row deleted or a table truncated or replaced never
- * leaves an id that points at nothing.
+ * 5. A backend keeps the ids it resolved between requests (series_cache.c:
+ *    once committed, dropped when m#series is truncated, altered, dropped,
+ *    or its rows updated or deleted): the distinct series it holds are not
+ *    looked up.  It is used only after the privileges above are checked,
+ *    and not for a writer under row-level security on m#series.
+ * 6. The rows go to m#head in COPYs of at most HEAD_COPY_ROWS: COPY pins
+ *    the table's tuple descriptor once for each slot it buffers (up to
+ *    1,000), and PostgreSQL 15's resource owner finds equal pins among
+ *    many in time that grows with their number.
  *
  *-------------------------------------------------------------------------
  */
@@ -76,14 +82,20 @@
 #define HEAD_TIME_COLUMN		"t"
 #define HEAD_VALUE_COLUMN		"value"
 
+/* The most rows of one COPY into m#head (see the header). */
+#define HEAD_COPY_ROWS			64
+
 /* A distinct series of the request, its stored labels and its row. */
 typedef struct ChunkSeries
 {
 	const PromWriteSeries *series;	/* the first of the request's equal ones */
 	uint64		hash;			/* labels_hash */
+	char	   *stored;			/* labels_hash's input: the stored labels */
+	int			stored_len;
 	Datum		overflow;		/* jsonb of its overflow labels */
 	bool		has_overflow;	/* overflow is not NULL */
 	bool		found;			/* series_id is known */
+	bool		cached;			/* ... from series_cache.c */
 	int64		series_id;
 } ChunkSeries;
 
@@ -241,7 +253,11 @@ distinct_series(const PromWriteGroup *group, ChunkWrite *w)
 		hashes[i] = labels_hash(w->entry, group->series[i], &scratch);
 		all[i].series = group->series[i];
 		all[i].hash = hashes[i];
+		all[i].stored = palloc(Max(scratch.len, 1));
+		memcpy(all[i].stored, scratch.data, scratch.len);
+		all[i].stored_len = scratch.len;
 		all[i].found = false;
+		all[i].cached = false;
 		all[i].series_id = 0;
 	}
 	qsort(all, group->nseries, sizeof(ChunkSeries), chunk_series_cmp);
@@ -511,6 +527,30 @@ insert_series(ChunkWrite *w, int nmissing)
 }
 
 /*
+ * Take the ids of the distinct series that series_cache.c holds (use
+ * true), or keep those found or added to be cached once committed (use
+ * false).
+ */
+static void
+cached_series(ChunkWrite *w, Oid series_relid, bool use)
+{
+	int			i;
+
+	for (i = 0; i < w->ndistinct; i++)
+	{
+		ChunkSeries *cs = &w->distinct[i];
+
+		if (use)
+			cs->found = cs->cached =
+				PromSeriesCacheFind(series_relid, cs->hash, cs->stored, cs->stored_len,
+									&cs->series_id);
+		else if (!cs->cached)
+			PromSeriesCacheRemember(series_relid, cs->hash, cs->stored, cs->stored_len,
+									cs->series_id);
+	}
+}
+
+/*
  * Check, before anything is written, that the writer may read and add
  * series: SELECT and INSERT on the columns of m#series that a write reads
  * and writes (42501 otherwise).
@@ -568,19 +608,26 @@ trust_entry(const PromMetricEntry *entry, const char *time_column,
 }
 
 /*
- * The group's rows of m#head in COPY's binary format: series_id, t (ms,
- * checked to be a timestamp PostgreSQL can hold), value.
+ * Append the group's rows to m#head by COPY in binary form: series_id, t
+ * (ms, checked to be a timestamp PostgreSQL can hold), value; in COPYs of
+ * at most HEAD_COPY_ROWS rows.
  */
 static void
-head_rows(const PromWriteGroup *group, const ChunkWrite *w, bool histograms,
-		  StringInfo out)
+write_head(const PromWriteGroup *group, const ChunkWrite *w, bool histograms,
+		   Relation head_rel)
 {
+	List	   *attnames = list_make3(makeString(SERIES_ID_COLUMN),
+									  makeString(HEAD_TIME_COLUMN),
+									  makeString(HEAD_VALUE_COLUMN));
 	uint16		be_ncolumns = pg_hton16(3);
 	PromCopyValues values;
+	StringInfoData out;
+	int			nrows = 0;
 	int			i;
 
+	initStringInfo(&out);
 	PromCopyValuesInit(&values, histograms);
-	PromCopyAppendHeader(out);
+	PromCopyAppendHeader(&out);
 	for (i = 0; i < group->nseries; i++)
 	{
 		const PromWriteSeries *series = group->series[i];
@@ -594,14 +641,26 @@ head_rows(const PromWriteGroup *group, const ChunkWrite *w, bool histograms,
 			uint64		be_time = pg_hton64((uint64) ms);
 
 			(void) PromWriteTimestamp(ms, w->entry->metric);
-			enlargeStringInfo(out, 2 + 24);
-			appendBinaryStringInfoNT(out, (const char *) &be_ncolumns, 2);
-			PromCopyAppendField(out, &be_id, 8);
-			PromCopyAppendField(out, &be_time, 8);
-			PromCopyAppendValue(out, &values, series, s);
+			enlargeStringInfo(&out, 2 + 24);
+			appendBinaryStringInfoNT(&out, (const char *) &be_ncolumns, 2);
+			PromCopyAppendField(&out, &be_id, 8);
+			PromCopyAppendField(&out, &be_time, 8);
+			PromCopyAppendValue(&out, &values, series, s);
+			if (++nrows == HEAD_COPY_ROWS)
+			{
+				PromCopyAppendTrailer(&out);
+				PromWriteCopy(head_rel, attnames, &out);
+				resetStringInfo(&out);
+				PromCopyAppendHeader(&out);
+				nrows = 0;
+			}
 		}
 	}
-	PromCopyAppendTrailer(out);
+	if (nrows > 0)
+	{
+		PromCopyAppendTrailer(&out);
+		PromWriteCopy(head_rel, attnames, &out);
+	}
 }
 
 /*
@@ -622,6 +681,7 @@ PromWriteGroupChunks(const PromWriteGroup *group, const PromMetricEntry *entry,
 	PromMetricEntry head_trust;
 	ChunkWrite	w = {0};
 	bool		histograms;
+	bool		use_cache;
 	int64		nrows;
 	int			nmissing;
 
@@ -663,6 +723,9 @@ PromWriteGroupChunks(const PromWriteGroup *group, const PromMetricEntry *entry,
 	w.entry = entry;
 	w.series_table = PromQuotedRelationName(storage->series);
 	distinct_series(group, &w);
+	use_cache = PromSeriesCacheUsable(series_rel);
+	if (use_cache)
+		cached_series(&w, storage->series, true);
 	nmissing = look_up_series(&w, false);
 	if (nmissing > 0)
 	{
@@ -672,18 +735,11 @@ PromWriteGroupChunks(const PromWriteGroup *group, const PromMetricEntry *entry,
 		if (nmissing > 0)
 			insert_series(&w, nmissing);
 	}
+	if (use_cache)
+		cached_series(&w, storage->series, false);
 
 	if (nrows > 0)
-	{
-		StringInfoData stream;
-
-		initStringInfo(&stream);
-		head_rows(group, &w, histograms, &stream);
-		PromWriteCopy(head_rel,
-					  list_make3(makeString(SERIES_ID_COLUMN), makeString(HEAD_TIME_COLUMN),
-								 makeString(HEAD_VALUE_COLUMN)),
-					  &stream);
-	}
+		write_head(group, &w, histograms, head_rel);
 	relation_close(head_rel, NoLock);
 	relation_close(series_rel, NoLock);
 	return true;

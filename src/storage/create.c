@@ -129,6 +129,16 @@ create_relations(const char *metric, Oid nspid, bool histograms,
 	resetStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE INDEX ON %s (labels_hash)", quoted[1]);
 	PromRunDDL(sql.data);
+	/* remote write caches series ids while this tells it of none changed */
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE TRIGGER prom_series_changed AFTER UPDATE OR DELETE ON %s"
+					 " FOR EACH STATEMENT EXECUTE FUNCTION %s.prom_series_changed()",
+					 quoted[1], quote_identifier(get_namespace_name(PromExtensionNamespace())));
+	PromRunDDL(sql.data);
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "ALTER TABLE %s ENABLE ALWAYS TRIGGER prom_series_changed",
+					 quoted[1]);
+	PromRunDDL(sql.data);
 	PromCreateLabelIndexes(quoted[1], chosen, "");
 
 	/* a chunk stays within one of Prometheus's 2-hour windows */
