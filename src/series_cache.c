@@ -125,19 +125,21 @@ forget_pending(bool (*drop) (const PendingSeries *p, Datum arg), Datum arg)
 	}
 }
 
-/* forget_pending's tests: every one, one relation's, a subtransaction's. */
+/* forget_pending's test of every pending id. */
 static bool
 pending_any(const PendingSeries *p, Datum arg)
 {
 	return true;
 }
 
+/* forget_pending's test of the pending ids of a relation (arg). */
 static bool
 pending_of_relation(const PendingSeries *p, Datum arg)
 {
 	return p->key.relid == DatumGetObjectId(arg);
 }
 
+/* forget_pending's test of those of a subtransaction (arg) and its children. */
 static bool
 pending_of_subtransaction(const PendingSeries *p, Datum arg)
 {
