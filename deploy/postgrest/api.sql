@@ -90,7 +90,10 @@ $$;
 -- runs it in a READ ONLY transaction.  Not SECURITY DEFINER: promread reads
 -- the metric tables as the role of the token, with its privileges and
 -- row-level security.  The call names the schema where promread is
--- installed, so it does not depend on the search_path.
+-- installed, so it does not depend on the search_path.  PL/pgSQL, not SQL:
+-- a SQL function is inlined where it is planned, and PostgREST prepares
+-- its statements once a connection for every role, so EXECUTE on the
+-- wrapper would be checked only for the role that planned it.
 DO $$
 DECLARE
 	ext_schema name;
@@ -105,8 +108,8 @@ BEGIN
 	END IF;
 	EXECUTE pg_catalog.format(
 		'CREATE OR REPLACE FUNCTION api.prom_remote_read(bytea) RETURNS api."*/*" '
-		'LANGUAGE sql STABLE AS %L',
-		pg_catalog.format('SELECT %I.prom_remote_read($1)::api."*/*"', ext_schema));
+		'LANGUAGE plpgsql STABLE AS %L',
+		pg_catalog.format('BEGIN RETURN %I.prom_remote_read($1)::api."*/*"; END', ext_schema));
 	-- VOLATILE, so that PostgREST runs it in a READ WRITE transaction;
 	-- returning void, it is answered 204 No Content
 	-- the protocol version is named by the request's Content-Type, which

@@ -8,11 +8,13 @@
  *    ms since the Unix epoch), each whole window that ends at or before
  *    now() - promread.compact_after, oldest first.  A window's head rows
  *    are deleted and returned in one statement (DELETE ... RETURNING in a
- *    CTE, sorted by series and time), read through a cursor in batches, and
- *    each series cut into chunks once its rows are read, the chunks
- *    inserted in batches; all in the caller's transaction, so that readers
- *    see each sample once, before or after, and an error or a crash loses
- *    nothing.
+ *    CTE), read through a cursor in batches in the order they lie in (no
+ *    sort: sorting by series and time cost about as much as the DELETE),
+ *    gathered by series in a hash table, each series put in time order in
+ *    C (it usually is already: remote write appends in time order), then
+ *    cut into chunks, series by series in id order, the chunks inserted in
+ *    batches; all in the caller's transaction, so that readers see each
+ *    sample once, before or after, and an error or a crash loses nothing.
  * 2. A series' samples of a window, n of them, are cut into ceil(n / 120)
  *    chunks of sizes that differ by one at most.  Histograms go through
  *    histogram_chunk.c's chunker, which cuts where Prometheus cuts too (a
@@ -28,8 +30,8 @@
  *    (head rows arrived after the window was compacted), those chunks are
  *    deleted and decoded, merged with the head's samples (a head sample
  *    replaces a chunk's sample of the same millisecond) and cut again.
- *    Every series of a window is looked up so, by the index on (series_id,
- *    min_time).
+ *    The series of a window are looked up so in one statement (series_id =
+ *    ANY, by the index on (series_id, min_time)).
  * 5. Compactions of one metric wait for each other: each takes SHARE
  *    UPDATE EXCLUSIVE on m#head, which writers (ROW EXCLUSIVE) and readers
  *    do not wait for.  A compaction runs in READ COMMITTED only, where each
@@ -38,10 +40,17 @@
  *    operation with search_path pg_catalog, pg_temp, as PostgreSQL runs
  *    maintenance (VACUUM, REFRESH MATERIALIZED VIEW): a superuser compacting
  *    every metric runs no code of their owners as itself.
- * 7. Memory: a window's state lives in a context reset per window, a
- *    series' in one reset per series; a window's rows come in batches of
- *    FETCH_ROWS and chunks go in batches of INSERT_CHUNKS.  One series'
- *    samples of one window are held at once.
+ * 7. Memory: a window's samples are held at once, in a context reset per
+ *    window, ROW_BYTES a float row (histograms: their stored bytes too).
+ *    A window that would take more than maintenance_work_mem (as VACUUM and
+ *    CREATE INDEX take, compaction being maintenance) is read in passes,
+ *    each deleting the rows of the series whose id modulo the passes is the
+ *    pass's number: the window's rows are counted when the windows are
+ *    listed.  A series costs about 100 bytes besides, left out of the
+ *    estimate (counting series would take a sort): a window of one row a
+ *    series takes about three times its share.  A series' merge and cut
+ *    live in a context reset per series; rows come in batches of
+ *    FETCH_ROWS and chunks go in batches of INSERT_CHUNKS.
  *
  *-------------------------------------------------------------------------
  */
@@ -71,30 +80,47 @@ PG_FUNCTION_INFO_V1(prom_compact);
 /* Head rows fetched from a window's cursor at once. */
 #define FETCH_ROWS			10000
 
+/*
+ * A head row's bytes while its window is compacted (a float's sample and the
+ * room its array grows into), and the most passes a window is read in (7.).
+ */
+#define ROW_BYTES			(2 * sizeof(PromSample))
+#define MAX_PASSES			1024
+
 /* Chunks inserted by one statement. */
 #define INSERT_CHUNKS		1000
+
+/* A series' samples of the window (or pass) being compacted. */
+typedef struct SeriesSamples
+{
+	int64		series_id;		/* the hash key */
+	PromSample *samples;		/* its head rows, in the order read */
+	int			nsamples;
+	int			capacity;
+	PromSample *stored;			/* its chunks' samples, in time order */
+	int			nstored;
+} SeriesSamples;
 
 /* The compaction of one metric. */
 typedef struct Compaction
 {
 	const PromStorageEntry *entry;	/* the metric */
 	bool		histograms;		/* the head's value is a prom_histogram */
-	SPIPlanPtr	window_plan;	/* a window's head rows, deleted */
-	SPIPlanPtr	probe_plan;		/* a series' chunks of a window, deleted */
+	SPIPlanPtr	window_plan;	/* a pass's head rows, deleted */
+	SPIPlanPtr	probe_plan;		/* the pass's series' chunks, deleted */
 	SPIPlanPtr	insert_plan;	/* chunks inserted from arrays */
 	int64		partition_day;	/* the day whose partition exists, */
 	bool		has_partition;	/* once one is known */
 	int64		lo;				/* the window: [lo, hi) */
 	int64		hi;
-	MemoryContext window_cxt;	/* reset per window */
+	MemoryContext window_cxt;	/* reset per pass */
 	MemoryContext series_cxt;	/* reset per series */
 	MemoryContext batch_cxt;	/* reset per insert */
 
-	/* the series being read */
-	int64		series_id;
-	PromSample *samples;
-	int			nsamples;
-	int			capacity;
+	/* the pass's series, by id, in window_cxt */
+	HTAB	   *series;
+	SeriesSamples *last;		/* the one of the last row read */
+	int64		series_id;		/* the one being cut */
 
 	/* the chunks waiting for their insert */
 	int			nchunks;
@@ -221,135 +247,141 @@ compare_sample_times(const void *a, const void *b)
 	return ta < tb ? -1 : ta > tb;
 }
 
-/*
- * Delete the current series' chunks of the window and return their
- * samples in time order (NULL and 0 when it has none); in series_cxt.
- */
-static PromSample *
-take_stored_samples(Compaction *c, int *nstored)
+/* Order series by id. */
+static int
+compare_series_ids(const void *a, const void *b)
 {
-	Datum		args[3];
-	SPITupleTable *rows;
-	uint64		nrows;
-	PromSample *stored = NULL;
-	int			n = 0;
-	uint64		i;
+	int64		ia = (*(SeriesSamples *const *) a)->series_id;
+	int64		ib = (*(SeriesSamples *const *) b)->series_id;
 
-	args[0] = Int64GetDatum(c->series_id);
-	args[1] = Int64GetDatum(c->lo);
-	args[2] = Int64GetDatum(c->hi);
-	if (SPI_execute_plan(c->probe_plan, args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the chunks of series " INT64_FORMAT,
-			 c->series_id);
-	rows = SPI_tuptable;
-	nrows = SPI_processed;
-	for (i = 0; i < nrows; i++)
-	{
-		MemoryContext old = MemoryContextSwitchTo(c->series_cxt);
-		bool		isnull;
-		int			encoding = DatumGetInt16(SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull));
-		bytea	   *chunk = DatumGetByteaPP(SPI_getbinval(rows->vals[i], rows->tupdesc, 2, &isnull));
-		PromSample *decoded;
-		int			ndecoded;
+	return ia < ib ? -1 : ia > ib;
+}
 
-		if (c->histograms == (encoding == PROM_CHUNK_XOR))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("chunk of series " INT64_FORMAT " of metric \"%s\" has encoding %d",
-							c->series_id, c->entry->metric, encoding),
-					 errdetail("The metric's samples are %s.",
-							   c->histograms ? "histograms" : "floats")));
-		decoded = PromStorageDecodeChunk(encoding, chunk, &ndecoded);
-		stored = stored == NULL ? palloc(sizeof(PromSample) * ndecoded) :
-			repalloc(stored, sizeof(PromSample) * (n + ndecoded));
-		memcpy(stored + n, decoded, sizeof(PromSample) * ndecoded);
-		n += ndecoded;
-		MemoryContextSwitchTo(old);
-	}
-	SPI_freetuptable(rows);
-	/* chunks of a series never overlap, but chunks made by hand might */
-	for (i = 1; i < (uint64) n; i++)
+/*
+ * Sort a series' stored samples by time, one sample a millisecond: chunks
+ * of a series never overlap, but chunks made by hand might.
+ */
+static void
+sort_stored(SeriesSamples *s)
+{
+	int			i;
+
+	for (i = 1; i < s->nstored; i++)
 	{
-		if (stored[i].t <= stored[i - 1].t)
+		if (s->stored[i].t <= s->stored[i - 1].t)
 		{
 			int			kept = 1;
 			int			j;
 
-			qsort(stored, n, sizeof(PromSample), compare_sample_times);
-			for (j = 1; j < n; j++)
-				if (stored[j].t != stored[kept - 1].t)
-					stored[kept++] = stored[j];
-			n = kept;
-			break;
+			qsort(s->stored, s->nstored, sizeof(PromSample), compare_sample_times);
+			for (j = 1; j < s->nstored; j++)
+				if (s->stored[j].t != s->stored[kept - 1].t)
+					s->stored[kept++] = s->stored[j];
+			s->nstored = kept;
+			return;
 		}
 	}
-	*nstored = n;
-	return stored;
 }
 
 /*
- * Merge the head's samples of the current series with stored ones, both in
- * time order: a head sample replaces a stored one of the same millisecond.
- * Returns the merged samples, in series_cxt.
+ * Delete the chunks of the window of the pass's series (all, n of them, in
+ * id order) and give each series its chunks' samples (4. above); in
+ * window_cxt.  One statement a pass: most windows have no chunks yet.
+ */
+static void
+take_stored_chunks(Compaction *c, SeriesSamples **all, int n)
+{
+	Datum	   *ids = MemoryContextAlloc(c->window_cxt, sizeof(Datum) * n);
+	Datum		args[3];
+	SPITupleTable *rows;
+	uint64		nrows;
+	uint64		i;
+	int			k;
+
+	for (k = 0; k < n; k++)
+		ids[k] = Int64GetDatum(all[k]->series_id);
+	args[0] = PointerGetDatum(construct_array(ids, n, INT8OID, 8, FLOAT8PASSBYVAL,
+											  TYPALIGN_DOUBLE));
+	args[1] = Int64GetDatum(c->lo);
+	args[2] = Int64GetDatum(c->hi);
+	if (SPI_execute_plan(c->probe_plan, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the chunks of metric \"%s\"", c->entry->metric);
+	rows = SPI_tuptable;
+	nrows = SPI_processed;
+	for (i = 0; i < nrows; i++)
+	{
+		MemoryContext old = MemoryContextSwitchTo(c->window_cxt);
+		bool		isnull;
+		int64		id = DatumGetInt64(SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull));
+		int			encoding = DatumGetInt16(SPI_getbinval(rows->vals[i], rows->tupdesc, 2, &isnull));
+		bytea	   *chunk = DatumGetByteaPP(SPI_getbinval(rows->vals[i], rows->tupdesc, 3, &isnull));
+		SeriesSamples *s = hash_search(c->series, &id, HASH_FIND, NULL);
+		PromSample *decoded;
+		int			ndecoded;
+
+		if (s == NULL)
+			elog(ERROR, "chunk of series " INT64_FORMAT " was not asked for", id);
+		if (c->histograms == (encoding == PROM_CHUNK_XOR))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("chunk of series " INT64_FORMAT " of metric \"%s\" has encoding %d",
+							id, c->entry->metric, encoding),
+					 errdetail("The metric's samples are %s.",
+							   c->histograms ? "histograms" : "floats")));
+		decoded = PromStorageDecodeChunk(encoding, chunk, &ndecoded);
+		s->stored = s->stored == NULL ? palloc(sizeof(PromSample) * ndecoded) :
+			repalloc(s->stored, sizeof(PromSample) * (s->nstored + ndecoded));
+		memcpy(s->stored + s->nstored, decoded, sizeof(PromSample) * ndecoded);
+		s->nstored += ndecoded;
+		MemoryContextSwitchTo(old);
+	}
+	SPI_freetuptable(rows);
+	for (k = 0; k < n; k++)
+		if (all[k]->nstored > 0)
+			sort_stored(all[k]);
+}
+
+/*
+ * Merge a series' head samples with its stored ones, both in time order: a
+ * head sample replaces a stored one of the same millisecond.  Returns the
+ * merged samples, in series_cxt.
  */
 static PromSample *
-merge_samples(Compaction *c, const PromSample *stored, int nstored, int *n)
+merge_samples(Compaction *c, const SeriesSamples *s, int *n)
 {
 	PromSample *merged = MemoryContextAlloc(c->series_cxt, sizeof(PromSample) *
-											((Size) nstored + c->nsamples));
+											((Size) s->nstored + s->nsamples));
 	int			i = 0;
 	int			j = 0;
 	int			k = 0;
 
-	while (i < c->nsamples || j < nstored)
+	while (i < s->nsamples || j < s->nstored)
 	{
-		if (j == nstored || (i < c->nsamples && c->samples[i].t <= stored[j].t))
+		if (j == s->nstored || (i < s->nsamples && s->samples[i].t <= s->stored[j].t))
 		{
 			/* equal times: the head's sample, and the stored one skipped */
-			if (j < nstored && c->samples[i].t == stored[j].t)
+			if (j < s->nstored && s->samples[i].t == s->stored[j].t)
 				j++;
-			merged[k++] = c->samples[i++];
+			merged[k++] = s->samples[i++];
 		}
 		else
-			merged[k++] = stored[j++];
+			merged[k++] = s->stored[j++];
 	}
 	*n = k;
 	return merged;
-}
-
-/* Compact the series read so far: merge, cut, insert; then forget it. */
-static void
-finish_series(Compaction *c)
-{
-	int			nstored;
-	PromSample *stored = take_stored_samples(c, &nstored);
-
-	CHECK_FOR_INTERRUPTS();
-	if (nstored == 0)
-		cut_series(c, c->samples, c->nsamples);
-	else
-	{
-		int			n;
-		PromSample *merged = merge_samples(c, stored, nstored, &n);
-
-		cut_series(c, merged, n);
-	}
-	c->nsamples = 0;
-	MemoryContextReset(c->series_cxt);
-	c->chunker.buf = NULL;		/* it was in series_cxt */
 }
 
 /*---- Head rows read ----*/
 
 /* Is a value's bytes greater than another's (3. above)? */
 static bool
-value_greater(Compaction *c, double a, double b)
+value_greater(bool histograms, double a, double b)
 {
 	const PromHistogram *ha;
 	const PromHistogram *hb;
 	int			cmp;
 
-	if (!c->histograms)
+	if (!histograms)
 		return wire_double_bits(a) > wire_double_bits(b);
 	memcpy(&ha, &a, sizeof(ha));
 	memcpy(&hb, &b, sizeof(hb));
@@ -358,60 +390,143 @@ value_greater(Compaction *c, double a, double b)
 	return cmp > 0 || (cmp == 0 && VARSIZE(ha) > VARSIZE(hb));
 }
 
-/* Add a head row of the current series, in time order, to its samples. */
-static void
-add_row(Compaction *c, int64 t, Datum value)
+/* Order head samples by time, then by value (arg: are they histograms?). */
+static int
+compare_head_samples(const void *a, const void *b, void *arg)
 {
-	PromSample	sample;
+	const PromSample *sa = a;
+	const PromSample *sb = b;
+	bool		histograms = *(bool *) arg;
 
-	sample.t = t;
+	if (sa->t != sb->t)
+		return sa->t < sb->t ? -1 : 1;
+	if (value_greater(histograms, sa->v, sb->v))
+		return 1;
+	return value_greater(histograms, sb->v, sa->v) ? -1 : 0;
+}
+
+/*
+ * Put a series' head samples, read in the order they were written, in time
+ * order, one a millisecond: the greatest value of a millisecond (3. above).
+ */
+static void
+sort_head_samples(Compaction *c, SeriesSamples *s)
+{
+	int			kept = 1;
+	int			i;
+
+	for (i = 1; i < s->nsamples; i++)
+		if (s->samples[i].t <= s->samples[i - 1].t)
+			break;
+	if (i >= s->nsamples)
+		return;					/* written in time order: the usual case */
+	qsort_arg(s->samples, s->nsamples, sizeof(PromSample), compare_head_samples,
+			  &c->histograms);
+	for (i = 1; i < s->nsamples; i++)
+	{
+		if (s->samples[i].t == s->samples[kept - 1].t)
+			s->samples[kept - 1] = s->samples[i];	/* sorted: the greater */
+		else
+			s->samples[kept++] = s->samples[i];
+	}
+	s->nsamples = kept;
+}
+
+/* Compact a series of the pass: sort, merge, cut, insert; then forget it. */
+static void
+finish_series(Compaction *c, SeriesSamples *s)
+{
+	CHECK_FOR_INTERRUPTS();
+	c->series_id = s->series_id;
+	sort_head_samples(c, s);
+	if (s->nstored == 0)
+		cut_series(c, s->samples, s->nsamples);
+	else
+	{
+		int			n;
+		PromSample *merged = merge_samples(c, s, &n);
+
+		cut_series(c, merged, n);
+	}
+	MemoryContextReset(c->series_cxt);
+	c->chunker.buf = NULL;		/* it was in series_cxt */
+}
+
+/* Add a head row to its series' samples, in window_cxt. */
+static void
+add_row(Compaction *c, int64 id, int64 t, Datum value)
+{
+	SeriesSamples *s = c->last;
+	PromSample *sample;
+
+	if (s == NULL || s->series_id != id)
+	{
+		bool		found;
+
+		s = hash_search(c->series, &id, HASH_ENTER, &found);
+		if (!found)
+		{
+			s->capacity = 2;
+			s->samples = MemoryContextAlloc(c->window_cxt,
+											sizeof(PromSample) * s->capacity);
+			s->nsamples = 0;
+			s->stored = NULL;
+			s->nstored = 0;
+		}
+		c->last = s;
+	}
+	if (s->nsamples == s->capacity)
+	{
+		s->capacity *= 2;
+		s->samples = repalloc_huge(s->samples, sizeof(PromSample) * s->capacity);
+	}
+	sample = &s->samples[s->nsamples++];
+	sample->t = t;
 	if (c->histograms)
 	{
-		MemoryContext old = MemoryContextSwitchTo(c->series_cxt);
+		MemoryContext old = MemoryContextSwitchTo(c->window_cxt);
 
-		sample.v = PromHistogramSampleValue((PromHistogram *) PG_DETOAST_DATUM_COPY(value));
+		sample->v = PromHistogramSampleValue((PromHistogram *) PG_DETOAST_DATUM_COPY(value));
 		MemoryContextSwitchTo(old);
 	}
 	else
-		sample.v = DatumGetFloat8(value);
-
-	if (c->nsamples > 0 && c->samples[c->nsamples - 1].t == t)
-	{
-		if (value_greater(c, sample.v, c->samples[c->nsamples - 1].v))
-			c->samples[c->nsamples - 1] = sample;
-		return;
-	}
-	if (c->nsamples == c->capacity)
-	{
-		c->capacity *= 2;
-		c->samples = repalloc_huge(c->samples, sizeof(PromSample) * c->capacity);
-	}
-	c->samples[c->nsamples++] = sample;
+		sample->v = DatumGetFloat8(value);
 }
 
-/* Compact one window, [c->lo, c->hi), of the head. */
+/*
+ * Compact one pass of one window, [c->lo, c->hi): the head rows of the
+ * series whose id modulo npasses is pass (7. above).
+ */
 static void
-compact_window(Compaction *c)
+compact_pass(Compaction *c, int npasses, int pass)
 {
-	Datum		args[2];
+	HASHCTL		ctl;
+	HASH_SEQ_STATUS seq;
+	Datum		args[4];
 	Portal		portal;
-	bool		reading = false;
+	SeriesSamples **all;
+	SeriesSamples *s;
+	long		n;
+	long		i;
 
 	MemoryContextReset(c->window_cxt);
-	c->capacity = 1024;
-	c->samples = MemoryContextAllocHuge(c->window_cxt,
-										sizeof(PromSample) * c->capacity);
-	c->nsamples = 0;
+	ctl.keysize = sizeof(int64);
+	ctl.entrysize = sizeof(SeriesSamples);
+	ctl.hcxt = c->window_cxt;
+	c->series = hash_create("promread compaction series", 1024, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	c->last = NULL;
 	args[0] = Int64GetDatum(c->lo);
 	args[1] = Int64GetDatum(c->hi);
+	args[2] = Int64GetDatum(npasses);
+	args[3] = Int64GetDatum(pass);
 	portal = SPI_cursor_open(NULL, c->window_plan, args, NULL, false);
 	for (;;)
 	{
 		SPITupleTable *rows;
 		uint64		nrows;
-		uint64		i;
+		uint64		r;
 
-		/* finish_series runs statements: keep the batch and its count */
 		SPI_cursor_fetch(portal, true, FETCH_ROWS);
 		rows = SPI_tuptable;
 		nrows = SPI_processed;
@@ -420,27 +535,34 @@ compact_window(Compaction *c)
 			SPI_freetuptable(rows);
 			break;
 		}
-		for (i = 0; i < nrows; i++)
+		for (r = 0; r < nrows; r++)
 		{
 			bool		isnull[3];
-			int64		id = DatumGetInt64(SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull[0]));
-			int64		t = DatumGetInt64(SPI_getbinval(rows->vals[i], rows->tupdesc, 2, &isnull[1]));
-			Datum		value = SPI_getbinval(rows->vals[i], rows->tupdesc, 3, &isnull[2]);
+			int64		id = DatumGetInt64(SPI_getbinval(rows->vals[r], rows->tupdesc, 1, &isnull[0]));
+			int64		t = DatumGetInt64(SPI_getbinval(rows->vals[r], rows->tupdesc, 2, &isnull[1]));
+			Datum		value = SPI_getbinval(rows->vals[r], rows->tupdesc, 3, &isnull[2]);
 
 			if (isnull[0] || isnull[1] || isnull[2])
 				elog(ERROR, "head of metric \"%s\" holds a NULL", c->entry->metric);
-			if (reading && id != c->series_id)
-				finish_series(c);
-			c->series_id = id;
-			reading = true;
-			add_row(c, t, value);
+			add_row(c, id, t, value);
 		}
 		SPI_freetuptable(rows);
 		CHECK_FOR_INTERRUPTS();
 	}
 	SPI_cursor_close(portal);
-	if (reading)
-		finish_series(c);
+
+	n = hash_get_num_entries(c->series);
+	if (n == 0)
+		return;
+	all = MemoryContextAlloc(c->window_cxt, sizeof(SeriesSamples *) * n);
+	i = 0;
+	hash_seq_init(&seq, c->series);
+	while ((s = hash_seq_search(&seq)) != NULL)
+		all[i++] = s;
+	qsort(all, n, sizeof(SeriesSamples *), compare_series_ids);
+	take_stored_chunks(c, all, n);
+	for (i = 0; i < n; i++)
+		finish_series(c, all[i]);
 	insert_chunks(c);
 }
 
@@ -487,8 +609,10 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 	Oid			types[5] = {INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
 	Datum		args[1];
 	int64	   *windows;
+	int		   *npasses;
 	uint64		nwindows;
 	uint64		i;
+	int			pass;
 
 	c->entry = entry;
 	c->histograms = PromIsHistogramType(get_atttype(entry->head,
@@ -503,7 +627,8 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 							&bound))
 		return 0;
 	args[0] = Int64GetDatum(bound);
-	if (SPI_execute_with_args(psprintf("SELECT DISTINCT t / %lld - (t %% %lld < 0)::int FROM %s WHERE t < $1 ORDER BY 1",
+	if (SPI_execute_with_args(psprintf("SELECT t / %lld - (t %% %lld < 0)::int, count(*), sum(pg_column_size(value)) "
+									   "FROM %s WHERE t < $1 GROUP BY 1 ORDER BY 1",
 									   (long long) PROM_CHUNK_WINDOW_MS,
 									   (long long) PROM_CHUNK_WINDOW_MS, head),
 							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
@@ -512,20 +637,28 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 	if (nwindows == 0)
 		return 0;
 	windows = palloc(sizeof(int64) * nwindows);
+	npasses = palloc(sizeof(int) * nwindows);
 	for (i = 0; i < nwindows; i++)
 	{
+		HeapTuple	row = SPI_tuptable->vals[i];
 		bool		isnull;
+		int64		rows = DatumGetInt64(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull));
+		int64		bytes = DatumGetInt64(SPI_getbinval(row, SPI_tuptable->tupdesc, 3, &isnull));
 
-		windows[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-												 SPI_tuptable->tupdesc, 1, &isnull));
+		windows[i] = DatumGetInt64(SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull));
+		/* 7. above: histograms are held as stored, floats in PromSamples */
+		bytes = rows * (int64) ROW_BYTES + (c->histograms ? bytes : 0);
+		npasses[i] = (int) Min(bytes / ((int64) maintenance_work_mem * 1024) + 1, MAX_PASSES);
 	}
 	SPI_freetuptable(SPI_tuptable);
 
-	c->window_plan = prepare(psprintf("WITH d AS (DELETE FROM %s WHERE t >= $1 AND t < $2 RETURNING series_id, t, value) "
-									  "SELECT series_id, t, value FROM d ORDER BY series_id, t",
-									  head), 2, types);
-	c->probe_plan = prepare(psprintf("WITH d AS (DELETE FROM %s WHERE series_id = $1 AND min_time >= $2 AND min_time < $3 RETURNING min_time, encoding, chunk) "
-									 "SELECT encoding, chunk FROM d ORDER BY min_time",
+	c->window_plan = prepare(psprintf("WITH d AS (DELETE FROM %s WHERE t >= $1 AND t < $2 AND abs(series_id %% $3) = $4 "
+									  "RETURNING series_id, t, value) SELECT series_id, t, value FROM d",
+									  head), 4, types);
+	types[0] = INT8ARRAYOID;
+	c->probe_plan = prepare(psprintf("WITH d AS (DELETE FROM %s WHERE series_id = ANY ($1) AND min_time >= $2 AND min_time < $3 "
+									 "RETURNING series_id, min_time, encoding, chunk) "
+									 "SELECT series_id, encoding, chunk FROM d ORDER BY series_id, min_time",
 									 chunks), 3, types);
 	types[0] = types[1] = types[2] = INT8ARRAYOID;
 	types[3] = INT2ARRAYOID;
@@ -545,7 +678,8 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 		if (pg_mul_s64_overflow(windows[i], PROM_CHUNK_WINDOW_MS, &c->lo))
 			c->lo = PG_INT64_MIN;
 		c->hi = (windows[i] + 1) * PROM_CHUNK_WINDOW_MS;
-		compact_window(c);
+		for (pass = 0; pass < npasses[i]; pass++)
+			compact_pass(c, npasses[i], pass);
 	}
 	MemoryContextDelete(c->window_cxt);
 	MemoryContextDelete(c->series_cxt);

@@ -186,6 +186,41 @@ SELECT count(*) AS head_rows FROM "cm#head";
 SELECT prom_set_retention('cm', NULL);
 SELECT retention IS NULL AS keep_forever FROM prom_metric_storage WHERE metric = 'cm';
 
+-- a window's rows are read in the order written (no sort), and in passes
+-- of its series when they do not fit in maintenance_work_mem (1MB: 32768
+-- rows a pass, so two passes here); written newest first, with
+-- duplicates, the chunks are those of the rows in time order
+TRUNCATE "cm#chunks";
+DELETE FROM "cm#head";
+SET maintenance_work_mem = '1MB';
+INSERT INTO "cm#head" SELECT s, :t0 + i * 720, s * 100000 + i
+FROM generate_series(9999, 0, -1) i, generate_series(1, 4) s;
+-- a lesser value (0.5's bits) of one ms, written last, is dropped
+INSERT INTO "cm#head" SELECT s, :t0 + 720 * 5000, 0.5 FROM generate_series(1, 4) s;
+SELECT count(*), sum(value) FROM cm;
+SELECT prom_compact('cm');
+SELECT count(*), sum(value), count(DISTINCT (job, ts)) AS distinct_samples FROM cm;
+SELECT count(*) AS head_rows FROM "cm#head";
+SELECT series_id, count(*) AS chunks, sum(samples) AS samples, min(samples), max(samples)
+FROM chunks_of('cm') GROUP BY 1 ORDER BY 1;
+-- in time order: each chunk's samples, and chunks one after another
+SELECT count(*) AS out_of_order FROM (
+	SELECT k.series_id, c.ts, lag(c.ts) OVER (PARTITION BY k.series_id ORDER BY k.min_time, c.ts) AS prev,
+		   c.value, k.min_time, k.max_time
+	FROM "cm#chunks" k, prom_chunk_samples(k.chunk) c) x
+WHERE ts <= prev OR value <> (series_id * 100000 + extract(epoch FROM ts - to_timestamp(:t0 / 1000.0)) * 1000 / 720)
+	OR ts < 'epoch'::timestamptz + min_time * interval '1 ms'
+	OR ts > 'epoch'::timestamptz + max_time * interval '1 ms';
+-- late rows of two series, merged in one pass: one replaces a stored
+-- sample, one is new; the other series' chunks stay as they are
+INSERT INTO "cm#head" VALUES (1, :t0 + 720 * 10, -7), (3, :t0 + 721, -8);
+SELECT prom_compact('cm');
+SELECT count(*), sum(value) FROM cm;
+SELECT job, ts - to_timestamp(:t0 / 1000) AS offset, value FROM cm WHERE value < 0 ORDER BY 1;
+SELECT series_id, count(*) AS chunks, sum(samples) AS samples FROM chunks_of('cm') GROUP BY 1 ORDER BY 1;
+RESET maintenance_work_mem;
+TRUNCATE "cm#chunks";
+
 -- refusals
 SELECT prom_set_retention('cm', interval '0');
 SELECT prom_set_retention('cm', interval '-1 day');
