@@ -2,8 +2,8 @@
  *
  * chunk_encode.c
  *	  STREAMED_XOR_CHUNKS responses: series written as frames of XOR chunks,
- *	  straight from series sets; and the XOR chunk decoder used by
- *	  prom_read_response_json.
+ *	  straight from series sets, with the stored chunks of chunk metrics as
+ *	  they are; and the XOR chunk encoder that compaction uses too.
  *
  * 1. A chunked answer is a stream of frames, each uvarint(message length),
  *    the CRC-32C of the message (big-endian), then a ChunkedReadResponse {
@@ -37,7 +37,15 @@
  *    no allocation per sample.
  * 5. A series that holds histograms is cut into histogram chunks instead
  *    (histogram_chunk.c), in the same frames.
- * 6. chunk_decode.c reads such streams back.
+ * 6. A series of a chunk metric brings its stored chunks (a set that keeps
+ *    chunks, series_set.c), sent as they are, whole, as Prometheus's own
+ *    server sends its chunks: samples outside the query's range included,
+ *    which the client drops.  Its samples, the head's, are cut into chunks
+ *    between them, all in time order; chunks that overlap another stored
+ *    chunk or head samples are decoded, merged (a head sample replaces a
+ *    chunk's sample of its millisecond) and cut again (add_stored_chunks).
+ *    Nothing is done per sample of a chunk sent as it is.
+ * 7. chunk_decode.c reads such streams back.
  *
  *-------------------------------------------------------------------------
  */

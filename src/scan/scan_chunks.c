@@ -36,22 +36,31 @@
  *    run read-only in the caller's snapshot: a compaction that commits
  *    between them (head rows deleted, chunks written) is seen by neither,
  *    and each sample is read once.
- * 4. The chunk statement runs first: each chunk is decoded in C into one
- *    buffer, reused from chunk to chunk, and its samples in [start, end]
- *    are added to their series as one run (PromSeriesSetAddRun); a
- *    histogram chunk's histograms are decoded in a context reset after each
- *    chunk and copied into the set.  Then the head statement's rows go
- *    through the row receiver (scan_exec.c) into a layout of their own,
- *    made after the chunks': the set's finish merges series of equal
- *    labels in the order they were made (order.c), so a series' head
- *    samples come after all of its chunks' samples, even when its chunks
- *    came apart and made it twice (group.c), and a head sample replaces a
- *    chunk's sample of the same millisecond when the engine sorts the
- *    series' samples (it keeps the last of equal times), as compaction's
- *    merge does.  So the chunks need no order: the statement has no sort.
- * 5. A chunk that does not decode, or whose encoding is not the metric's
- *    (XOR for a float metric, a histogram encoding for a histogram
- *    metric), is an error (XX001) naming its series and time.
+ * 4. The chunk statement runs first.  For a STREAMED_XOR_CHUNKS answer
+ *    (a set that keeps chunks, PromSeriesSetKeepChunks) each chunk is
+ *    added to its series as it is (PromSeriesSetAddChunk): its bytes,
+ *    encoding and times, its sample count read from its first two bytes
+ *    for the sample limit, nothing decoded; the encoder (chunk_encode.c)
+ *    sends it whole, as Prometheus's server sends its chunks, and decodes
+ *    and merges only the chunks that overlap another or head samples of
+ *    their series.  Otherwise each chunk is decoded in C into one buffer,
+ *    reused from chunk to chunk, and its samples in [start, end] are added
+ *    to their series as one run (PromSeriesSetAddRun); a histogram chunk's
+ *    histograms are decoded in a context reset after each chunk and copied
+ *    into the set.  Then the head statement's rows go through the row
+ *    receiver (scan_exec.c) into a layout of their own, made after the
+ *    chunks': the set's finish merges series of equal labels in the order
+ *    they were made (order.c), so a series' head samples come after all of
+ *    its chunks' samples, even when its chunks came apart and made it
+ *    twice (group.c), and a head sample replaces a chunk's sample of the
+ *    same millisecond when the engine sorts the series' samples (it keeps
+ *    the last of equal times), as compaction's merge does.  So the chunks
+ *    need no order: the statement has no sort (kept chunks are put in
+ *    time order per series when the set is finished).
+ * 5. A chunk whose encoding is not the metric's (XOR for a float metric, a
+ *    histogram encoding for a histogram metric), that does not decode, or,
+ *    kept as it is, whose header counts no sample, is an error (XX001)
+ *    naming its series and time.
  *
  * A chunk metric's relation is a view, never a foreign table: shards
  * (shards.c) do not apply.
