@@ -27,6 +27,7 @@
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
@@ -34,6 +35,7 @@
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
+#include "executor/tuptable.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
@@ -340,6 +342,39 @@ check_entry_owner(const PromMetricEntry *entry, const char *action)
 }
 
 /*
+ * Lock a row of one of the extension's tables, found with snapshot, before
+ * updating or deleting it; false when another transaction deleted it and
+ * committed.  Writers of these tables hold the lock of the row's name, but
+ * the event trigger prom_catalog_forget_dropped deletes the rows of a
+ * dropped relation without it: its DELETE may be in progress (we wait for
+ * it) or committed since our scan.  A row changed otherwise (an update
+ * without the name's lock, which promread never makes) is a serialization
+ * failure rather than an internal error.
+ */
+bool
+PromCatalogLockRow(Relation rel, HeapTuple tuple, Snapshot snapshot)
+{
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	TM_FailureData tmfd;
+	TM_Result	result;
+
+	result = table_tuple_lock(rel, &tuple->t_self, snapshot, slot,
+							  GetCurrentCommandId(true), LockTupleExclusive,
+							  LockWaitBlock, 0, &tmfd);
+	ExecDropSingleTupleTableSlot(slot);
+	if (result == TM_Ok)
+		return true;
+	if (result == TM_Deleted)
+		return false;
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("could not change a row of \"%s\" changed by a concurrent transaction",
+					RelationGetRelationName(rel)),
+			 errhint("Try again.")));
+	pg_unreachable();
+}
+
+/*
  * Insert a row into one of the extension's tables, opened and locked by the
  * caller, or replace the row of the same key (a text first column) when
  * may_replace says so (or is NULL), as committed now; then close the table,
@@ -358,7 +393,7 @@ PromCatalogStoreRow(Relation rel, Oid indexid, const char *key_text, Datum *valu
 	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(key_text));
 	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
 	old = systable_getnext(scan);
-	if (!HeapTupleIsValid(old))
+	if (!HeapTupleIsValid(old) || !PromCatalogLockRow(rel, old, snapshot))
 		CatalogTupleInsert(rel, tuple);
 	else if (may_replace == NULL || may_replace(rel, old))
 		CatalogTupleUpdate(rel, &old->t_self, tuple);
@@ -423,7 +458,7 @@ forget_metric_row(const char *table, const char *index, const char *metric)
 				CStringGetTextDatum(metric));
 	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
 	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
+	if (HeapTupleIsValid(tuple) && PromCatalogLockRow(rel, tuple, snapshot))
 		CatalogTupleDelete(rel, &tuple->t_self);
 	systable_endscan(scan);
 	UnregisterSnapshot(snapshot);
@@ -687,8 +722,9 @@ prom_unregister(PG_FUNCTION_ARGS)
 	if (HeapTupleIsValid(tuple))
 	{
 		check_entry_owner(decode_entry(rel, tuple), "unregister");
-		CatalogTupleDelete(rel, &tuple->t_self);
-		found = true;
+		found = PromCatalogLockRow(rel, tuple, snapshot);
+		if (found)
+			CatalogTupleDelete(rel, &tuple->t_self);
 	}
 	systable_endscan(scan);
 	UnregisterSnapshot(snapshot);

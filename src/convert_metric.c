@@ -138,6 +138,19 @@ check_no_views(const PromMetricEntry *entry)
 }
 
 /*
+ * SQL for pg_catalog.aggregate(column) in milliseconds since the epoch, of
+ * a time column of type int8 (milliseconds already) or timestamptz.
+ */
+static char *
+aggregate_ms(const char *aggregate, const char *column, bool int8_time)
+{
+	if (int8_time)
+		return psprintf("pg_catalog.%s(%s)", aggregate, column);
+	return psprintf("pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.%s(%s)) * 1000)::pg_catalog.int8",
+					aggregate, column);
+}
+
+/*
  * The time range of the table's rows in ms, and how many rows it holds;
  * false when it holds none.  SPI is connected.
  */
@@ -148,10 +161,8 @@ row_time_range(const PromMetricEntry *entry, int64 *min_ms, int64 *max_ms,
 	Oid			type = getBaseType(get_atttype(entry->relid,
 											   get_attnum(entry->relid, entry->time_column)));
 	const char *column = quote_identifier(entry->time_column);
-	const char *ms = type == INT8OID ? "%s" :
-		"pg_catalog.floor(pg_catalog.date_part('epoch', %s) * 1000)::pg_catalog.int8";
-	char	   *min_expr = psprintf(ms, psprintf("pg_catalog.min(%s)", column));
-	char	   *max_expr = psprintf(ms, psprintf("pg_catalog.max(%s)", column));
+	char	   *min_expr = aggregate_ms("min", column, type == INT8OID);
+	char	   *max_expr = aggregate_ms("max", column, type == INT8OID);
 	const char *where = type == INT8OID ? "true" :
 		psprintf("pg_catalog.isfinite(%s)", column);
 	bool		isnull;

@@ -35,6 +35,7 @@
 #include "regex/prom_regex.h"
 #include "utils/hsearch.h"
 #include "utils/relcache.h"
+#include "utils/snapshot.h"
 
 /*---- GUC variables (promread.c) ----*/
 
@@ -148,6 +149,7 @@ extern Relation PromCatalogOpenTable(const char *table, const char *index,
 extern Relation PromCatalogOpenOptional(const char *table, const char *index,
 										LOCKMODE lockmode, Oid *indexid);
 extern void PromCatalogLockName(Relation rel, const char *name);
+extern bool PromCatalogLockRow(Relation rel, HeapTuple tuple, Snapshot snapshot);
 extern void PromCatalogStoreRow(Relation rel, Oid indexid, const char *key_text,
 								Datum *values, bool *isnull,
 								bool (*may_replace) (Relation rel, HeapTuple old));

@@ -180,7 +180,7 @@ PromStorageCatalogSetRetention(const char *metric, const Interval *retention)
 				CStringGetTextDatum(metric));
 	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
 	tuple = systable_getnext(scan);
-	found = HeapTupleIsValid(tuple);
+	found = HeapTupleIsValid(tuple) && PromCatalogLockRow(rel, tuple, snapshot);
 	if (found)
 	{
 		replace[Anum_storage_retention - 1] = true;
