@@ -207,7 +207,7 @@ prom_series(PG_FUNCTION_ARGS)
 	PromQueryFromSelector(PG_GETARG_TEXT_PP(0), PG_GETARG_TIMESTAMPTZ(1),
 						  PG_GETARG_TIMESTAMPTZ(2), &query);
 
-	set = PromRunQuery(&query, callcxt);
+	set = PromRunQuery(&query, callcxt, false);
 	series = PromSeriesSetSeries(set, &nseries);
 	PromPhasesMemory(MemoryContextMemAllocated(callcxt, true) +
 					 PromSeriesSetArenaBytes(set));

@@ -193,7 +193,8 @@ extern const struct PromStorageEntry *PromMetricStorage(const PromMetricEntry *e
 extern void PromQueryFromSelector(text *selector, TimestampTz start_time,
 								  TimestampTz end_time, PromQuery *query);
 extern struct PromSeriesSet *PromRunQuery(const PromQuery *query,
-										  MemoryContext context);
+										  MemoryContext context,
+										  bool keep_chunks);
 
 /*---- Time conversions ----*/
 

@@ -51,13 +51,18 @@ PromQueryFromSelector(text *selector, TimestampTz start_time, TimestampTz end_ti
 /*
  * Run a query and return its finished series set, allocated in a child of
  * the given context.  A query without matchers, with an empty time range or
- * selecting no registered metric has no series.
+ * selecting no registered metric has no series.  keep_chunks: the set is
+ * for a STREAMED_XOR_CHUNKS answer, and keeps the stored chunks of chunk
+ * metrics as they are (PromSeriesSetKeepChunks).
  */
 PromSeriesSet *
-PromRunQuery(const PromQuery *query, MemoryContext context)
+PromRunQuery(const PromQuery *query, MemoryContext context, bool keep_chunks)
 {
 	PromSeriesSet *set = PromSeriesSetCreate(context);
 	uint64		begin;
+
+	if (keep_chunks)
+		PromSeriesSetKeepChunks(set);
 
 	if (query->nmatchers > 0 && query->start_ms <= query->end_ms)
 	{

@@ -74,7 +74,8 @@ prom_remote_read(PG_FUNCTION_ARGS)
 	MemoryContextSwitchTo(callcxt);
 	for (i = 0; i < request->nqueries; i++)
 	{
-		PromSeriesSet *set = PromRunQuery(&request->queries[i], callcxt);
+		PromSeriesSet *set = PromRunQuery(&request->queries[i], callcxt,
+												  chunked);
 
 		begin = PromPhaseBegin();
 		if (chunked)

@@ -130,7 +130,32 @@ extern char *PromPutSeriesLabels(char *p, const PromSeriesSet *set,
 extern char *PromSeriesLabelsText(const PromSeriesSet *set,
 								  const PromSeries *series);
 
+/*
+ * A chunk as stored (docs/chunk-storage.md), kept whole for a
+ * STREAMED_XOR_CHUNKS answer: its encoding (1 XOR, 2 histogram, 3 float
+ * histogram), the times of its first and last samples, its sample count
+ * (its first two bytes) and its bytes.
+ */
+typedef struct PromStoredChunk
+{
+	int64		min_t;
+	int64		max_t;
+	const char *data;
+	uint32		len;
+	uint16		nsamples;
+	uint8		encoding;
+} PromStoredChunk;
+
+/* in series_set.c */
+extern void PromSeriesSetKeepChunks(PromSeriesSet *set);
+extern bool PromSeriesSetKeepsChunks(const PromSeriesSet *set);
+extern const PromStoredChunk *PromSeriesSetStoredChunks(const PromSeriesSet *set,
+														int i, int *count);
+
 /* in group.c */
+extern void PromSeriesSetAddChunk(PromSeriesSet *set, PromLayout *layout,
+								  const Datum *values, const bool *isnull,
+								  const PromStoredChunk *chunk);
 extern void PromSeriesSetAdd(PromSeriesSet *set, PromLayout *layout,
 							 const Datum *values, const bool *isnull,
 							 int64 t, double v);

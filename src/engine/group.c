@@ -35,7 +35,9 @@
  *
  * Samples known to be of one series (a chunk of a shard's answer, a series
  * of another aggregate state) are added as a run (PromSeriesSetAddRun): the
- * first as a row, the others appended to its series at step 7.
+ * first as a row, the others appended to its series at step 7.  A stored
+ * chunk kept as it is (PromSeriesSetAddChunk) goes to its series by steps 2
+ * and 6, and is kept beside its samples (series_set.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -713,6 +715,46 @@ PromSeriesSetAddRun(PromSeriesSet *set, PromLayout *layout,
 					  samples[i].t, samples[i].v);
 		set->last_t = samples[i].t;
 	}
+}
+
+/*
+ * Add a stored chunk, kept as it is (a set that keeps chunks,
+ * PromSeriesSetKeepChunks), to the series of its labels: found as a row's
+ * (the series of the chunk before, or the index), or made without samples,
+ * and put in the index at once, so that the series stays where it is.  The
+ * chunk's samples count towards the set's limit.
+ */
+void
+PromSeriesSetAddChunk(PromSeriesSet *set, PromLayout *layout,
+					  const Datum *values, const bool *isnull,
+					  const PromStoredChunk *chunk)
+{
+	PromSeries *series;
+
+	Assert(!set->finished && set->keep_chunks);
+	if (chunk->nsamples > set->max_samples - set->nsamples)
+		sample_limit_exceeded(set);
+	PromGroupPlaceHeldRows(set);
+	PromGroupIndexNewest(set);
+	if (read_row_keys(set, layout, values, isnull, set->last))
+		series = set->last;
+	else
+	{
+		/* the call may move the array of series */
+		uint32		number = series_of_keys(set, layout, values, isnull,
+											chunk->min_t);
+
+		series = set->series[number - 1];
+		set->last = series;
+		if (set->newest_unindexed)
+			series = index_newest_series(set);
+	}
+	reset_row_context(set);
+	set->last = series;
+	if (series->rejected)
+		return;
+	set->nsamples += chunk->nsamples;
+	PromKeepStoredChunk(set, series, chunk);
 }
 
 /* Place the rows the set holds, before anything reads its series. */

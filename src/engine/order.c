@@ -27,7 +27,10 @@
  *    name) decides nothing and gets no pass.
  * 5. Equal rows are equal label sets (series of different layouts, values
  *    that print alike, or series the row path made apart): such neighbours
- *    are merged (samples.c).
+ *    are merged (samples.c); one that holds no samples, only stored chunks
+ *    (series_set.c), is not, and the other stands for both.  Every series
+ *    is left its place in the order, from 1, in its successor field (a
+ *    series merged into another, that one's), for the stored chunks.
  *
  *-------------------------------------------------------------------------
  */
@@ -588,15 +591,30 @@ PromSortSeries(PromSeriesSet *set)
 			if (series_layout(set, into)->histograms !=
 				series_layout(set, s)->histograms)
 				mixed_series(set, into);
+			/* its place, for its stored chunks (group_stored_chunks) */
+			s->successor = kept;
+			if (unlikely(PromPhases.active))
+				PromPhases.merged++;
+			/* a series of stored chunks alone has no samples to merge */
+			if (s->nsamples == 0)
+			{
+				set->result_bytes -= series_field_bytes(s);
+				continue;
+			}
+			if (into->nsamples == 0)
+			{
+				set->result_bytes -= series_field_bytes(into);
+				series[kept - 1] = s;
+				continue;
+			}
 			/* one message (s's blocks are into's now) */
 			set->result_bytes -= series_field_bytes(s) + series_field_bytes(into);
 			PromMergeSeries(set, into, s);
 			set->result_bytes += series_field_bytes(into);
-			if (unlikely(PromPhases.active))
-				PromPhases.merged++;
 			continue;
 		}
 		series[kept++] = s;
+		s->successor = kept;
 	}
 	set_free_array(set, set->series, sizeof(PromSeries *) * set->series_capacity);
 	set->series = series;

@@ -27,6 +27,14 @@
  *    (sorting).  A label set met through a layout of histograms and
  *    through one of floats is refused when the set is finished (order.c):
  *    one series cannot hold both.
+ * 7. A set told to keep stored chunks (PromSeriesSetKeepChunks: a
+ *    STREAMED_XOR_CHUNKS answer) takes a chunk metric's stored chunks as
+ *    they are (PromSeriesSetAddChunk, group.c), not decoded: each is kept
+ *    with its series, its bytes copied into the arena of histograms, which
+ *    is never rewound.  Finishing the set gives each series its chunks in
+ *    time order (group_stored_chunks), through the series merged into it
+ *    (order.c tells which in their successor fields, unused by then);
+ *    the encoder (chunk_encode.c) sends them beside the series' samples.
  *
  *-------------------------------------------------------------------------
  */
@@ -97,6 +105,138 @@ drop_rejected_series(PromSeriesSet *set)
 	set->nseries = kept;
 }
 
+/*
+ * Tell a set to keep the stored chunks of chunk metrics as they are, for a
+ * STREAMED_XOR_CHUNKS answer, rather than decode them into samples.
+ */
+void
+PromSeriesSetKeepChunks(PromSeriesSet *set)
+{
+	set->keep_chunks = true;
+}
+
+/* Does a set keep stored chunks as they are? */
+bool
+PromSeriesSetKeepsChunks(const PromSeriesSet *set)
+{
+	return set->keep_chunks;
+}
+
+/*
+ * Keep a stored chunk of a series (group.c found it): its bytes are copied
+ * into the set's arena of histograms.
+ */
+void
+PromKeepStoredChunk(PromSeriesSet *set, PromSeries *series,
+					const PromStoredChunk *chunk)
+{
+	PromStoredChunk *kept;
+	char	   *data;
+
+	if (set->nchunks == set->chunks_capacity)
+	{
+		int			capacity = Max(set->chunks_capacity * 2, 64);
+
+		if (set->chunks == NULL)
+		{
+			set->chunks = MemoryContextAllocHuge(set->context,
+												 sizeof(PromStoredChunk) * capacity);
+			set->chunk_series = MemoryContextAllocHuge(set->context,
+													   sizeof(PromSeries *) * capacity);
+		}
+		else
+		{
+			set->chunks = repalloc_huge(set->chunks,
+										sizeof(PromStoredChunk) * capacity);
+			set->chunk_series = repalloc_huge(set->chunk_series,
+											  sizeof(PromSeries *) * capacity);
+		}
+		set->chunks_capacity = capacity;
+	}
+	data = PromArenaAlloc(set->histogram_arena, chunk->len);
+	memcpy(data, chunk->data, chunk->len);
+	kept = &set->chunks[set->nchunks];
+	*kept = *chunk;
+	kept->data = data;
+	set->chunk_series[set->nchunks++] = series;
+}
+
+/* Order stored chunks of one series by time. */
+static int
+stored_chunk_cmp(const void *a, const void *b)
+{
+	int64		ta = ((const PromStoredChunk *) a)->min_t;
+	int64		tb = ((const PromStoredChunk *) b)->min_t;
+
+	return (ta > tb) - (ta < tb);
+}
+
+/*
+ * Put a finished set's stored chunks in the order of its series, each
+ * series' in time order: a counting sort by the series that holds each
+ * (order.c left its place, from 1, in the successor field of every series,
+ * a series merged into another the other's), then a sort of each series'.
+ */
+static void
+group_stored_chunks(PromSeriesSet *set)
+{
+	PromStoredChunk *sorted;
+	int		   *next;
+	int			i;
+	int			k;
+
+	set->series_chunks = MemoryContextAllocHuge(set->context,
+												sizeof(int) * (set->nseries + 1));
+	memset(set->series_chunks, 0, sizeof(int) * (set->nseries + 1));
+	for (k = 0; k < set->nchunks; k++)
+		set->series_chunks[set->chunk_series[k]->successor]++;
+	for (i = 0; i < set->nseries; i++)
+		set->series_chunks[i + 1] += set->series_chunks[i];
+	/* series_chunks[i + 1] is now the end of series i's chunks */
+	next = palloc(sizeof(int) * (set->nseries + 1));
+	memcpy(next, set->series_chunks, sizeof(int) * (set->nseries + 1));
+	sorted = MemoryContextAllocHuge(set->context,
+									sizeof(PromStoredChunk) * Max(set->nchunks, 1));
+	for (k = 0; k < set->nchunks; k++)
+	{
+		uint32		place = set->chunk_series[k]->successor;
+
+		Assert(place >= 1 && place <= (uint32) set->nseries);
+		sorted[next[place - 1]++] = set->chunks[k];
+	}
+	pfree(next);
+	pfree(set->chunks);
+	pfree(set->chunk_series);
+	set->chunk_series = NULL;
+	set->chunks = sorted;
+	for (i = 0; i < set->nseries; i++)
+	{
+		int			n = set->series_chunks[i + 1] - set->series_chunks[i];
+
+		CHECK_FOR_INTERRUPTS();
+		if (n > 1)
+			qsort(&sorted[set->series_chunks[i]], n, sizeof(PromStoredChunk),
+				  stored_chunk_cmp);
+	}
+}
+
+/*
+ * The stored chunks of series i of a finished set, in time order, and
+ * their number (0 unless the set keeps chunks).
+ */
+const PromStoredChunk *
+PromSeriesSetStoredChunks(const PromSeriesSet *set, int i, int *count)
+{
+	Assert(set->finished);
+	if (set->series_chunks == NULL)
+	{
+		*count = 0;
+		return NULL;
+	}
+	*count = set->series_chunks[i + 1] - set->series_chunks[i];
+	return &set->chunks[set->series_chunks[i]];
+}
+
 /* Sort the series, merge equal label sets, put samples in time order. */
 void
 PromSeriesSetFinish(PromSeriesSet *set)
@@ -114,6 +254,8 @@ PromSeriesSetFinish(PromSeriesSet *set)
 	set->slots = NULL;
 	drop_rejected_series(set);
 	PromSortSeries(set);
+	if (set->nchunks > 0)
+		group_stored_chunks(set);
 	for (i = 0; i < set->nunsorted; i++)
 		if (set->unsorted[i]->needs_sort)
 			PromSortSamples(set, set->unsorted[i]);

@@ -289,9 +289,10 @@ struct PromSeriesSet
 	MemoryContext row_context;	/* scratch for one row's detoasted values */
 	bool		row_context_used;
 	PromArena  *arena;			/* series, values, sample blocks */
-	PromArena  *histogram_arena;	/* histogram samples' values, apart:
-									 * the arena above is rewound
-									 * (group.c), never this one */
+	PromArena  *histogram_arena;	/* histogram samples' values and
+									 * stored chunks' bytes, apart: the
+									 * arena above is rewound (group.c),
+									 * never this one */
 
 	PromSeries **series;		/* creation order; sorted when finished */
 	int			nseries;
@@ -321,6 +322,16 @@ struct PromSeriesSet
 								 * QueryResult; set when finished */
 	bool		histograms_uncounted;	/* are series of histograms left out
 										 * of it (PromSeriesSetResultBytes)? */
+	bool		keep_chunks;	/* stored chunks are kept as they are
+								 * (PromSeriesSetKeepChunks) */
+	PromStoredChunk *chunks;	/* those kept, in arrival order; by series
+								 * and time once finished */
+	PromSeries **chunk_series;	/* the series of each, until finished */
+	int			nchunks;
+	int			chunks_capacity;
+	int		   *series_chunks;	/* finished: series i's chunks are
+								 * chunks[series_chunks[i]] up to
+								 * chunks[series_chunks[i + 1]] */
 	PromLayout **layouts;		/* by number, in creation order */
 	int			nlayouts;
 	int			layouts_capacity;
@@ -562,6 +573,10 @@ extern void PromMarkUnsorted(PromSeriesSet *set, PromSeries *series);
 extern void PromSeriesCountTimes(PromSeries *series);
 extern void PromSeriesCountHistograms(PromSeriesSet *set, PromSeries *series);
 extern void PromSortSamples(PromSeriesSet *set, PromSeries *series);
+
+/* series_set.c */
+extern void PromKeepStoredChunk(PromSeriesSet *set, PromSeries *series,
+								const PromStoredChunk *chunk);
 
 /* group.c */
 extern void PromGroupPlaceHeldRows(PromSeriesSet *set);

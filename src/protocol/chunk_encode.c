@@ -2,8 +2,8 @@
  *
  * chunk_encode.c
  *	  STREAMED_XOR_CHUNKS responses: series written as frames of XOR chunks,
- *	  straight from series sets; and the XOR chunk decoder used by
- *	  prom_read_response_json.
+ *	  straight from series sets, with the stored chunks of chunk metrics as
+ *	  they are; and the XOR chunk encoder that compaction uses too.
  *
  * 1. A chunked answer is a stream of frames, each uvarint(message length),
  *    the CRC-32C of the message (big-endian), then a ChunkedReadResponse {
@@ -37,7 +37,15 @@
  *    no allocation per sample.
  * 5. A series that holds histograms is cut into histogram chunks instead
  *    (histogram_chunk.c), in the same frames.
- * 6. chunk_decode.c reads such streams back.
+ * 6. A series of a chunk metric brings its stored chunks (a set that keeps
+ *    chunks, series_set.c), sent as they are, whole, as Prometheus's own
+ *    server sends its chunks: samples outside the query's range included,
+ *    which the client drops.  Its samples, the head's, are cut into chunks
+ *    between them, all in time order; chunks that overlap another stored
+ *    chunk or head samples are decoded, merged (a head sample replaces a
+ *    chunk's sample of its millisecond) and cut again (add_stored_chunks).
+ *    Nothing is done per sample of a chunk sent as it is.
+ * 7. chunk_decode.c reads such streams back.
  *
  *-------------------------------------------------------------------------
  */
@@ -49,6 +57,7 @@
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
 #include "protocol.h"
+#include "storage/storage.h"
 #include "bitstream.h"
 #include "utils/memutils.h"
 
@@ -261,7 +270,8 @@ typedef struct ChunkRef
 	int			encoding;		/* Chunk.Encoding */
 	int64		min_t;
 	int64		max_t;
-	Size		offset;			/* of its data in the scratch area */
+	const char *stored;			/* a stored chunk's data, or NULL */
+	Size		offset;			/* else of its data in the scratch area */
 	Size		len;			/* bytes of data */
 	Size		message_size;	/* bytes of its Chunk message */
 } ChunkRef;
@@ -360,7 +370,8 @@ write_frame(PromBuffer *buf, const PromSeriesSet *set, const PromSeries *series,
 		*p++ = (char) WIRE_TAG(CHUNK_TYPE_FIELD, WIRE_VARINT);
 		*p++ = (char) chunk->encoding;
 		p = wire_put_len_header(p, CHUNK_DATA_FIELD, chunk->len);
-		memcpy(p, scratch->data + chunk->offset, chunk->len);
+		memcpy(p, chunk->stored != NULL ? chunk->stored :
+			   (const char *) scratch->data + chunk->offset, chunk->len);
 		p += chunk->len;
 	}
 	if (query_index != 0)
@@ -407,7 +418,8 @@ count_chunk(const PromSeriesSet *set, const PromSeries *series,
 {
 	Size		message_size;
 
-	scratch->used += chunk->len;
+	if (chunk->stored == NULL)
+		scratch->used += chunk->len;
 	chunk->message_size = chunk_message_size(chunk);
 	series_size += wire_len_field_size(chunk->message_size);
 	(void) frame_size(series_size, query_index, &message_size);
@@ -433,6 +445,7 @@ add_xor_chunks(const PromSeriesSet *set, const PromSeries *series,
 
 		CHECK_FOR_INTERRUPTS();
 		chunk->encoding = CHUNK_ENCODING_XOR;
+		chunk->stored = NULL;
 		chunk->offset = scratch->used;
 		chunk->len = encode_chunk(&cursor, scratch->data + scratch->used,
 								  &chunk->min_t, &chunk->max_t);
@@ -444,9 +457,43 @@ add_xor_chunks(const PromSeriesSet *set, const PromSeries *series,
 }
 
 /*
- * Encode a series of histograms, which has samples, as histogram chunks
- * (histogram_chunk.c) in the scratch area; returns the size of its
+ * Cut n histogram samples (n > 0, in time order) into histogram chunks
+ * (histogram_chunk.c) in the scratch area; returns the size of the series'
  * ChunkedSeries.
+ */
+static Size
+add_histogram_sample_chunks(const PromSeriesSet *set, const PromSeries *series,
+							const PromSample *samples, int64 n,
+							Size series_size, int64 query_index,
+							FrameScratch *scratch, PromHistogramChunker *chunker)
+{
+	int			encoding;
+	Size		len;
+	int64		min_t;
+	int64		max_t;
+
+	PromHistogramChunkerStart(chunker, samples, n);
+	while (PromHistogramChunkerNext(chunker, &encoding, &len, &min_t, &max_t))
+	{
+		ChunkRef   *chunk = scratch_next_chunk(scratch, len);
+
+		CHECK_FOR_INTERRUPTS();
+		chunk->encoding = encoding;
+		chunk->stored = NULL;
+		chunk->offset = scratch->used;
+		chunk->len = len;
+		chunk->min_t = min_t;
+		chunk->max_t = max_t;
+		memcpy(scratch->data + scratch->used, chunker->buf, len);
+		series_size = count_chunk(set, series, series_size, query_index,
+								  scratch, chunk);
+	}
+	return series_size;
+}
+
+/*
+ * Encode a series of histograms, which has samples, as histogram chunks
+ * in the scratch area; returns the size of its ChunkedSeries.
  */
 static Size
 add_histogram_chunks(const PromSeriesSet *set, const PromSeries *series,
@@ -456,28 +503,242 @@ add_histogram_chunks(const PromSeriesSet *set, const PromSeries *series,
 	PromSample *samples = palloc_extended(sizeof(PromSample) *
 										  PromSeriesSampleCount(series),
 										  MCXT_ALLOC_HUGE);
-	int			encoding;
-	Size		len;
-	int64		min_t;
-	int64		max_t;
 
 	PromSeriesCopySamples(series, samples);
-	PromHistogramChunkerStart(chunker, samples, PromSeriesSampleCount(series));
-	while (PromHistogramChunkerNext(chunker, &encoding, &len, &min_t, &max_t))
+	series_size = add_histogram_sample_chunks(set, series, samples,
+											  PromSeriesSampleCount(series),
+											  series_size, query_index,
+											  scratch, chunker);
+	pfree(samples);
+	return series_size;
+}
+
+/*---- Stored chunks ----*/
+
+/*
+ * What the encoder of one query's series keeps between them: the scratch
+ * area of a frame, the chunker of histograms, and for the stored chunks of
+ * chunk metrics a buffer and a context to decode them in.
+ */
+typedef struct ChunkedWriter
+{
+	FrameScratch scratch;
+	PromHistogramChunker chunker;
+	PromSample *decoded;		/* an XOR chunk's samples, reused */
+	int			decoded_capacity;
+	MemoryContext merge_context;	/* a merge's samples, reset after each */
+} ChunkedWriter;
+
+/*
+ * Cut n samples (n >= 0, in time order) of a series into chunks in the
+ * scratch area: XOR chunks of 120 samples (the last shorter), or histogram
+ * chunks; returns the size of its ChunkedSeries.
+ */
+static Size
+add_sample_chunks(const PromSeriesSet *set, const PromSeries *series,
+				  const PromSample *samples, int64 n, Size series_size,
+				  int64 query_index, ChunkedWriter *writer)
+{
+	FrameScratch *scratch = &writer->scratch;
+	int64		i;
+
+	if (n == 0)
+		return series_size;
+	if (PromSeriesHoldsHistograms(set, series))
+		return add_histogram_sample_chunks(set, series, samples, n,
+										   series_size, query_index, scratch,
+										   &writer->chunker);
+	for (i = 0; i < n; i += XOR_CHUNK_SAMPLES)
 	{
-		ChunkRef   *chunk = scratch_next_chunk(scratch, len);
+		ChunkRef   *chunk = scratch_next_chunk(scratch, XOR_CHUNK_ROOM);
 
 		CHECK_FOR_INTERRUPTS();
-		chunk->encoding = encoding;
+		chunk->encoding = CHUNK_ENCODING_XOR;
+		chunk->stored = NULL;
 		chunk->offset = scratch->used;
-		chunk->len = len;
-		chunk->min_t = min_t;
-		chunk->max_t = max_t;
-		memcpy(scratch->data + scratch->used, chunker->buf, len);
+		chunk->len = PromEncodeXorChunk(samples + i,
+										(int) Min(n - i, XOR_CHUNK_SAMPLES),
+										scratch->data + scratch->used,
+										&chunk->min_t, &chunk->max_t);
 		series_size = count_chunk(set, series, series_size, query_index,
 								  scratch, chunk);
 	}
-	pfree(samples);
+	return series_size;
+}
+
+/*
+ * Add a stored chunk to the scratch area's list as it is: its data stays
+ * where the set keeps it until the frame is written.
+ */
+static Size
+add_stored_chunk(const PromSeriesSet *set, const PromSeries *series,
+				 const PromStoredChunk *stored, Size series_size,
+				 int64 query_index, FrameScratch *scratch)
+{
+	ChunkRef   *chunk = scratch_next_chunk(scratch, 0);
+
+	chunk->encoding = stored->encoding;
+	chunk->min_t = stored->min_t;
+	chunk->max_t = stored->max_t;
+	chunk->stored = stored->data;
+	chunk->offset = 0;
+	chunk->len = stored->len;
+	return count_chunk(set, series, series_size, query_index, scratch, chunk);
+}
+
+/*
+ * Merge two runs of samples in time order into out, which has room for both:
+ * of two samples of one millisecond, b's is kept.  Returns the count.
+ */
+static int64
+merge_samples(const PromSample *a, int64 na, const PromSample *b, int64 nb,
+			  PromSample *out)
+{
+	int64		i = 0;
+	int64		j = 0;
+	int64		n = 0;
+
+	while (i < na || j < nb)
+	{
+		if (j == nb || (i < na && a[i].t < b[j].t))
+			out[n++] = a[i++];
+		else
+		{
+			if (i < na && a[i].t == b[j].t)
+				i++;
+			out[n++] = b[j++];
+		}
+	}
+	return n;
+}
+
+/*
+ * Decode stored chunks of a series (in time order) whose times overlap
+ * each other's or head samples', merge them with those head samples (a head
+ * sample replaces a chunk's sample of the same millisecond, as compaction
+ * does; of two chunks, the later one's), and cut the result into chunks
+ * again.  A chunk that does not decode is an error (XX001).
+ */
+static Size
+add_merged_chunks(const PromSeriesSet *set, const PromSeries *series,
+				  const PromStoredChunk *stored, int nstored,
+				  const PromSample *head, int64 nhead, Size series_size,
+				  int64 query_index, ChunkedWriter *writer)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(writer->merge_context);
+	int64		total = nhead;
+	PromSample *merged;
+	PromSample *other;
+	int64		n = 0;
+	int			k;
+
+	for (k = 0; k < nstored; k++)
+		total += stored[k].nsamples;
+	merged = palloc_extended(sizeof(PromSample) * total, MCXT_ALLOC_HUGE);
+	other = palloc_extended(sizeof(PromSample) * total, MCXT_ALLOC_HUGE);
+	for (k = 0; k < nstored; k++)
+	{
+		PromSample *samples;
+		PromSample *swap;
+		const char *reason;
+		int			count;
+
+		if (stored[k].encoding == PROM_CHUNK_XOR)
+		{
+			/* the buffer is the writer's, kept from merge to merge */
+			MemoryContextSwitchTo(oldcxt);
+			reason = PromXorChunkDecodeInto(stored[k].data, stored[k].len,
+											&writer->decoded,
+											&writer->decoded_capacity, &count);
+			MemoryContextSwitchTo(writer->merge_context);
+			samples = writer->decoded;
+		}
+		else
+			reason = PromHistogramChunkDecode(stored[k].data, stored[k].len,
+											  stored[k].encoding == PROM_CHUNK_FLOAT_HISTOGRAM,
+											  &samples, &count);
+		if (reason != NULL || count > stored[k].nsamples)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("invalid stored chunk of series %s",
+							PromSeriesLabelsText(set, series)),
+					 errdetail("The chunk from %lld ms is not valid: %s.",
+							   (long long) stored[k].min_t,
+							   reason != NULL ? reason :
+							   "it holds more samples than its header says")));
+		n = merge_samples(merged, n, samples, count, other);
+		swap = merged;
+		merged = other;
+		other = swap;
+	}
+	n = merge_samples(merged, n, head, nhead, other);
+	MemoryContextSwitchTo(oldcxt);
+	series_size = add_sample_chunks(set, series, other, n, series_size,
+									query_index, writer);
+	MemoryContextReset(writer->merge_context);
+	return series_size;
+}
+
+/*
+ * Add a series' stored chunks (in time order) and its samples, the head's,
+ * to the scratch area, all in time order: a stored chunk as it is, whole,
+ * its samples outside the query's range included (as Prometheus's server
+ * sends its chunks: the client drops them); the head samples between them
+ * cut into chunks; stored chunks whose times overlap each other's or head
+ * samples' merged (add_merged_chunks).  Work per chunk, and per head sample:
+ * none per sample of a chunk sent as it is.
+ */
+static Size
+add_stored_chunks(const PromSeriesSet *set, const PromSeries *series,
+				  const PromStoredChunk *stored, int nstored,
+				  Size series_size, int64 query_index, ChunkedWriter *writer)
+{
+	int64		nhead = PromSeriesSampleCount(series);
+	PromSample *head = NULL;
+	int64		h = 0;
+	int			c = 0;
+
+	if (nhead > 0)
+	{
+		head = palloc_extended(sizeof(PromSample) * nhead, MCXT_ALLOC_HUGE);
+		PromSeriesCopySamples(series, head);
+	}
+	if (writer->merge_context == NULL)
+		writer->merge_context = AllocSetContextCreate(CurrentMemoryContext,
+													  "promread chunk merge",
+													  ALLOCSET_DEFAULT_SIZES);
+	while (c < nstored)
+	{
+		int			first = c;
+		int64		end_t = stored[c].max_t;
+		int64		from;
+		int64		to;
+
+		CHECK_FOR_INTERRUPTS();
+		/* the chunks whose times overlap, one after another */
+		for (c++; c < nstored && stored[c].min_t <= end_t; c++)
+			end_t = Max(end_t, stored[c].max_t);
+		/* the head samples before them, then those among them */
+		for (from = h; from < nhead && head[from].t < stored[first].min_t; from++)
+			;
+		series_size = add_sample_chunks(set, series, head + h, from - h,
+										series_size, query_index, writer);
+		for (to = from; to < nhead && head[to].t <= end_t; to++)
+			;
+		if (c - first == 1 && to == from)
+			series_size = add_stored_chunk(set, series, &stored[first],
+										   series_size, query_index,
+										   &writer->scratch);
+		else
+			series_size = add_merged_chunks(set, series, stored + first,
+											c - first, head + from, to - from,
+											series_size, query_index, writer);
+		h = to;
+	}
+	series_size = add_sample_chunks(set, series, head + h, nhead - h,
+									series_size, query_index, writer);
+	if (head != NULL)
+		pfree(head);
 	return series_size;
 }
 
@@ -492,37 +753,45 @@ PromAppendChunkedResult(PromBuffer *buf, const PromSeriesSet *set,
 {
 	int			nseries;
 	PromSeries *const *series = PromSeriesSetSeries(set, &nseries);
-	FrameScratch scratch;
-	PromHistogramChunker chunker;
+	ChunkedWriter writer;
+	FrameScratch *scratch = &writer.scratch;
 	int			i;
 
-	scratch.capacity = 4 * XOR_CHUNK_ROOM;
-	scratch.data = palloc(scratch.capacity);
-	scratch.used = 0;
-	scratch.chunks_capacity = 64;
-	scratch.chunks = palloc(sizeof(ChunkRef) * scratch.chunks_capacity);
-	scratch.nchunks = 0;
+	memset(&writer, 0, sizeof(writer));
+	scratch->capacity = 4 * XOR_CHUNK_ROOM;
+	scratch->data = palloc(scratch->capacity);
+	scratch->chunks_capacity = 64;
+	scratch->chunks = palloc(sizeof(ChunkRef) * scratch->chunks_capacity);
 
-	memset(&chunker, 0, sizeof(chunker));
 	for (i = 0; i < nseries; i++)
 	{
+		const PromStoredChunk *stored;
+		int			nstored;
 		Size		series_size;
 
 		PromPrefetchSeries(series, i, nseries);
-		if (PromSeriesSampleCount(series[i]) == 0)
+		stored = PromSeriesSetStoredChunks(set, i, &nstored);
+		if (PromSeriesSampleCount(series[i]) == 0 && nstored == 0)
 			continue;			/* no frame without a chunk */
 		series_size = PromSeriesLabelsSize(set, series[i]);
-		if (PromSeriesHoldsHistograms(set, series[i]))
+		if (nstored > 0)
+			series_size = add_stored_chunks(set, series[i], stored, nstored,
+											series_size, query_index, &writer);
+		else if (PromSeriesHoldsHistograms(set, series[i]))
 			series_size = add_histogram_chunks(set, series[i], series_size,
-											   query_index, &scratch,
-											   &chunker);
+											   query_index, scratch,
+											   &writer.chunker);
 		else
 			series_size = add_xor_chunks(set, series[i], series_size,
-										 query_index, &scratch);
-		write_frame(buf, set, series[i], series_size, query_index, &scratch);
+										 query_index, scratch);
+		write_frame(buf, set, series[i], series_size, query_index, scratch);
 	}
-	if (chunker.buf != NULL)
-		pfree(chunker.buf);
-	pfree(scratch.data);
-	pfree(scratch.chunks);
+	if (writer.chunker.buf != NULL)
+		pfree(writer.chunker.buf);
+	if (writer.decoded != NULL)
+		pfree(writer.decoded);
+	if (writer.merge_context != NULL)
+		MemoryContextDelete(writer.merge_context);
+	pfree(scratch->data);
+	pfree(scratch->chunks);
 }

@@ -36,22 +36,31 @@
  *    run read-only in the caller's snapshot: a compaction that commits
  *    between them (head rows deleted, chunks written) is seen by neither,
  *    and each sample is read once.
- * 4. The chunk statement runs first: each chunk is decoded in C into one
- *    buffer, reused from chunk to chunk, and its samples in [start, end]
- *    are added to their series as one run (PromSeriesSetAddRun); a
- *    histogram chunk's histograms are decoded in a context reset after each
- *    chunk and copied into the set.  Then the head statement's rows go
- *    through the row receiver (scan_exec.c) into a layout of their own,
- *    made after the chunks': the set's finish merges series of equal
- *    labels in the order they were made (order.c), so a series' head
- *    samples come after all of its chunks' samples, even when its chunks
- *    came apart and made it twice (group.c), and a head sample replaces a
- *    chunk's sample of the same millisecond when the engine sorts the
- *    series' samples (it keeps the last of equal times), as compaction's
- *    merge does.  So the chunks need no order: the statement has no sort.
- * 5. A chunk that does not decode, or whose encoding is not the metric's
- *    (XOR for a float metric, a histogram encoding for a histogram
- *    metric), is an error (XX001) naming its series and time.
+ * 4. The chunk statement runs first.  For a STREAMED_XOR_CHUNKS answer
+ *    (a set that keeps chunks, PromSeriesSetKeepChunks) each chunk is
+ *    added to its series as it is (PromSeriesSetAddChunk): its bytes,
+ *    encoding and times, its sample count read from its first two bytes
+ *    for the sample limit, nothing decoded; the encoder (chunk_encode.c)
+ *    sends it whole, as Prometheus's server sends its chunks, and decodes
+ *    and merges only the chunks that overlap another or head samples of
+ *    their series.  Otherwise each chunk is decoded in C into one buffer,
+ *    reused from chunk to chunk, and its samples in [start, end] are added
+ *    to their series as one run (PromSeriesSetAddRun); a histogram chunk's
+ *    histograms are decoded in a context reset after each chunk and copied
+ *    into the set.  Then the head statement's rows go through the row
+ *    receiver (scan_exec.c) into a layout of their own, made after the
+ *    chunks': the set's finish merges series of equal labels in the order
+ *    they were made (order.c), so a series' head samples come after all of
+ *    its chunks' samples, even when its chunks came apart and made it
+ *    twice (group.c), and a head sample replaces a chunk's sample of the
+ *    same millisecond when the engine sorts the series' samples (it keeps
+ *    the last of equal times), as compaction's merge does.  So the chunks
+ *    need no order: the statement has no sort (kept chunks are put in
+ *    time order per series when the set is finished).
+ * 5. A chunk whose encoding is not the metric's (XOR for a float metric, a
+ *    histogram encoding for a histogram metric), that does not decode, or,
+ *    kept as it is, whose header counts no sample, is an error (XX001)
+ *    naming its series and time.
  *
  * A chunk metric's relation is a view, never a foreign table: shards
  * (shards.c) do not apply.
@@ -74,7 +83,7 @@
 #include "utils/syscache.h"
 
 /* Columns of the chunk statement's rows after the label columns. */
-#define CHUNK_COLUMNS		4
+#define CHUNK_COLUMNS		5
 
 /* Receives the chunk statement's rows and adds their samples to the set. */
 typedef struct ChunkReceiver
@@ -201,7 +210,8 @@ PromChunkScanPrepare(const PromMetricEntry *entry,
 	appendStringInfoString(&cs->chunks.sql, "SELECT ");
 	append_label_columns(&cs->chunks.sql, scan);
 	appendStringInfo(&cs->chunks.sql,
-					 "c.series_id, c.min_time, c.encoding, c.chunk FROM (%s) s"
+					 "c.series_id, c.min_time, c.max_time, c.encoding, c.chunk"
+					 " FROM (%s) s"
 					 " JOIN %s c ON c.series_id OPERATOR(pg_catalog.=) s.series_id"
 					 " WHERE c.max_time OPERATOR(pg_catalog.>=) $1"
 					 " AND c.min_time OPERATOR(pg_catalog.<=) $2"
@@ -246,9 +256,36 @@ report_bad_chunk(const ChunkReceiver *receiver, TupleTableSlot *slot,
 }
 
 /*
- * Decode one chunk of the chunk statement (labels, series_id, min_time,
- * encoding, chunk) and add its samples in the query's range to its series,
- * as one run.
+ * Keep one chunk of the chunk statement as it is, for a set that keeps
+ * chunks: its header read for its sample count, nothing decoded.
+ */
+static void
+keep_chunk(ChunkReceiver *receiver, TupleTableSlot *slot, int encoding,
+		   bytea *chunk)
+{
+	int			n = receiver->scan->nlabels;
+	const uint8 *data = (const uint8 *) VARDATA_ANY(chunk);
+	PromStoredChunk stored;
+
+	stored.len = VARSIZE_ANY_EXHDR(chunk);
+	stored.nsamples = stored.len >= 2 ? (data[0] << 8) | data[1] : 0;
+	if (stored.len <= 2 || stored.nsamples == 0)
+		report_bad_chunk(receiver, slot, "is not valid: it holds no sample");
+	stored.min_t = DatumGetInt64(slot->tts_values[n + 1]);
+	stored.max_t = DatumGetInt64(slot->tts_values[n + 2]);
+	if (stored.min_t > stored.max_t)
+		report_bad_chunk(receiver, slot, "is not valid: it ends before it begins");
+	stored.data = (const char *) data;
+	stored.encoding = encoding;
+	PromSeriesSetAddChunk(receiver->set, receiver->layout, slot->tts_values,
+						  slot->tts_isnull, &stored);
+}
+
+/*
+ * Take one chunk of the chunk statement (labels, series_id, min_time,
+ * max_time, encoding, chunk): kept as it is for a set that keeps chunks
+ * (keep_chunk), else decoded and its samples in the query's range added to
+ * its series, as one run.
  */
 static bool
 chunk_receive(TupleTableSlot *slot, DestReceiver *self)
@@ -267,10 +304,23 @@ chunk_receive(TupleTableSlot *slot, DestReceiver *self)
 	for (i = 0; i < CHUNK_COLUMNS; i++)
 		if (slot->tts_isnull[n + i])
 			report_bad_chunk(receiver, slot, "has a NULL column");
-	encoding = DatumGetInt16(slot->tts_values[n + 2]);
+	encoding = DatumGetInt16(slot->tts_values[n + 3]);
+	if (receiver->histograms ? (encoding != PROM_CHUNK_HISTOGRAM &&
+								encoding != PROM_CHUNK_FLOAT_HISTOGRAM) :
+		encoding != PROM_CHUNK_XOR)
+		report_bad_chunk(receiver, slot,
+						 psprintf("has encoding %d, which the chunks of a metric of %s do not have",
+								  encoding, receiver->histograms ? "histograms" : "floats"));
 	oldcxt = MemoryContextSwitchTo(receiver->chunk_context);
-	chunk = DatumGetByteaPP(slot->tts_values[n + 3]);
-	if (!receiver->histograms && encoding == PROM_CHUNK_XOR)
+	chunk = DatumGetByteaPP(slot->tts_values[n + 4]);
+	if (PromSeriesSetKeepsChunks(receiver->set))
+	{
+		MemoryContextSwitchTo(oldcxt);
+		keep_chunk(receiver, slot, encoding, chunk);
+		MemoryContextReset(receiver->chunk_context);
+		return true;
+	}
+	if (!receiver->histograms)
 	{
 		MemoryContextSwitchTo(receiver->context);
 		reason = PromXorChunkDecodeInto(VARDATA_ANY(chunk),
@@ -278,17 +328,11 @@ chunk_receive(TupleTableSlot *slot, DestReceiver *self)
 										&receiver->buffer, &receiver->capacity,
 										&nsamples);
 	}
-	else if (receiver->histograms &&
-			 (encoding == PROM_CHUNK_HISTOGRAM ||
-			  encoding == PROM_CHUNK_FLOAT_HISTOGRAM))
+	else
 		reason = PromHistogramChunkDecode(VARDATA_ANY(chunk),
 										  VARSIZE_ANY_EXHDR(chunk),
 										  encoding == PROM_CHUNK_FLOAT_HISTOGRAM,
 										  &samples, &nsamples);
-	else
-		report_bad_chunk(receiver, slot,
-						 psprintf("has encoding %d, which the chunks of a metric of %s do not have",
-								  encoding, receiver->histograms ? "histograms" : "floats"));
 	MemoryContextSwitchTo(oldcxt);
 	if (reason != NULL)
 		report_bad_chunk(receiver, slot,
@@ -311,7 +355,7 @@ chunk_receive(TupleTableSlot *slot, DestReceiver *self)
 /*
  * Check, before the first row, that the rows are those the layout was built
  * for (as scan.c's receiver does): the label columns, then series_id,
- * min_time, encoding and chunk.
+ * min_time, max_time, encoding and chunk.
  */
 static void
 chunk_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
@@ -319,7 +363,7 @@ chunk_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 	ChunkReceiver *receiver = (ChunkReceiver *) self;
 	const MetricScan *scan = receiver->scan;
 	static const Oid chunk_types[CHUNK_COLUMNS] = {
-		INT8OID, INT8OID, INT2OID, BYTEAOID
+		INT8OID, INT8OID, INT8OID, INT2OID, BYTEAOID
 	};
 	bool		fits = typeinfo->natts == scan->nlabels + CHUNK_COLUMNS;
 	int			i;

@@ -197,9 +197,36 @@ INSERT INTO prom_storage_catalog VALUES ('rc_chunks', 'rc_chunks',
 	'"rc_chunks#series"', '"rc_chunks#chunks"', '"rc_chunks#head"');
 SELECT metric, relation, series, chunks, head FROM prom_metric_storage;
 
+-- A decoded answer with the samples in [start_time, end_time] alone, and
+-- the series left with some: what a client keeps of a STREAMED_XOR_CHUNKS
+-- answer, whose stored chunks are sent whole, samples outside the range
+-- included, as Prometheus's own server sends its chunks.
+CREATE FUNCTION rc_in_range(answer jsonb, start_time timestamptz,
+		end_time timestamptz) RETURNS jsonb
+	LANGUAGE sql STABLE AS $$
+	SELECT jsonb_build_object('results', coalesce(jsonb_agg(r ||
+		jsonb_build_object('timeseries', coalesce((
+			SELECT jsonb_agg(f ORDER BY o)
+			FROM jsonb_array_elements(r -> 'timeseries') WITH ORDINALITY x(t, o),
+				LATERAL (SELECT jsonb_build_object(
+					's', (extract(epoch FROM start_time) * 1000)::bigint,
+					'e', (extract(epoch FROM end_time) * 1000)::bigint) AS v) b,
+				LATERAL (SELECT t || jsonb_build_object('samples',
+					jsonb_path_query_array(t -> 'samples',
+						'strict $[*] ? (@[0] >= $s && @[0] <= $e)', v)) ||
+					CASE WHEN t ? 'histograms' THEN jsonb_build_object('histograms',
+						jsonb_path_query_array(t -> 'histograms',
+							'strict $[*] ? (@[0] >= $s && @[0] <= $e)', v))
+					ELSE '{}' END AS f) y
+			WHERE jsonb_array_length(f -> 'samples') > 0
+				OR jsonb_array_length(coalesce(f -> 'histograms', '[]')) > 0),
+			'[]')) ORDER BY ro), '[]'))
+	FROM jsonb_array_elements(answer -> 'results') WITH ORDINALITY q(r, ro) $$;
+
 -- Compare the two metrics for a selector's matchers and a time range:
 -- prom_series (values by their bits), the SAMPLES answer and the
--- STREAMED_XOR_CHUNKS answer, each with the metric's name replaced.
+-- STREAMED_XOR_CHUNKS answer (its samples in the range, rc_in_range), each
+-- with the metric's name replaced.
 CREATE FUNCTION rc_compare(metric_a text, metric_b text, matchers text,
 		start_time timestamptz, end_time timestamptz,
 		OUT series bigint, OUT samples bigint, OUT same_series boolean,
@@ -224,10 +251,12 @@ BEGIN
 		INTO b FROM prom_series(sel_b, start_time, end_time) s;
 	same_series := a IS NOT DISTINCT FROM b;
 	FOREACH t IN ARRAY ARRAY['{samples}', '{streamed_xor_chunks}'] LOOP
-		a := replace(prom_read_response_json(prom_remote_read(prom_read_request(
-			sel_a, start_time, end_time, t::text[])))::text, metric_a, '');
-		b := replace(prom_read_response_json(prom_remote_read(prom_read_request(
-			sel_b, start_time, end_time, t::text[])))::text, metric_b, '');
+		a := replace(rc_in_range(prom_read_response_json(prom_remote_read(
+			prom_read_request(sel_a, start_time, end_time, t::text[]))),
+			start_time, end_time)::text, metric_a, '');
+		b := replace(rc_in_range(prom_read_response_json(prom_remote_read(
+			prom_read_request(sel_b, start_time, end_time, t::text[]))),
+			start_time, end_time)::text, metric_b, '');
 		IF t = '{samples}' THEN
 			same_samples := a = b;
 		ELSE
@@ -488,6 +517,155 @@ ROLLBACK;
 UPDATE prom_storage_catalog SET relation = 'rc_rows' WHERE metric = 'rc_chunks';
 SELECT sum(cardinality(ts)) AS samples FROM prom_series('rc_chunks', '2024-01-01', '2024-01-02');
 UPDATE prom_storage_catalog SET relation = 'rc_chunks' WHERE metric = 'rc_chunks';
+
+-- STREAMED_XOR_CHUNKS answers send the stored chunks as they are: their
+-- bytes, encoding, min and max times, samples outside the range included
+-- (a client drops them); the head's samples as chunks encoded at read time;
+-- where head samples or other chunks overlap a stored chunk in time, the
+-- overlapping ones merged, a head sample replacing the chunk's sample of its
+-- millisecond, and cut again.  Series a every 15 s from 00:00 to 04:00
+-- (961 samples), b every minute and 7 ms from 00:00 to 02:00, compacted.
+SET promread.compact_after = 0;
+SELECT prom_create_metric('rc_pass', '{job}') IS NOT NULL AS created;
+INSERT INTO "rc_pass#series" (labels_hash, job) VALUES (1, 'a'), (2, 'b');
+INSERT INTO "rc_pass#head"
+	SELECT 1, 1704067200000 + k * 15000, k * 0.5 FROM generate_series(0, 960) k
+	UNION ALL
+	SELECT 2, 1704067200000 + k * 60000 + 7, sin(k) FROM generate_series(0, 120) k;
+SELECT prom_compact('rc_pass') AS chunks;
+RESET promread.compact_after;
+-- the chunks of an answer, in its order, as text
+CREATE FUNCTION rc_answer_chunks(selector text, s bigint, e bigint)
+	RETURNS TABLE (n bigint, chunk text, min_time bigint, max_time bigint)
+	LANGUAGE sql AS $$
+	SELECT c.n, row(c.min_time, c.max_time, c.encoding, c.data)::text,
+		c.min_time, c.max_time
+	FROM rc_stream_chunks(prom_remote_read(prom_read_request(selector,
+		rc_ms(s), rc_ms(e), '{streamed_xor_chunks}')))
+		WITH ORDINALITY c(min_time, max_time, encoding, data, n) $$;
+-- the stored chunks of a series that reach into [s, e], in time order
+CREATE FUNCTION rc_stored_chunks(metric text, series bigint, s bigint, e bigint)
+	RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN QUERY EXECUTE format('SELECT row(min_time, max_time, encoding, chunk)::text
+		FROM %I WHERE series_id = $1 AND max_time >= $2 AND min_time <= $3
+		ORDER BY min_time', metric || '#chunks') USING series, s, e;
+END $$;
+-- does the chunked answer keep, of the samples in [s, e], just the SAMPLES
+-- answer's?  A histogram's counter-reset hint aside: a chunk carries one,
+-- on its first histogram, where it was cut
+CREATE FUNCTION rc_same_in_range(selector text, s bigint, e bigint)
+	RETURNS boolean LANGUAGE sql AS $$
+	SELECT regexp_replace(rc_in_range(prom_read_response_json(prom_remote_read(
+			prom_read_request(selector, rc_ms(s), rc_ms(e), '{streamed_xor_chunks}'))),
+			rc_ms(s), rc_ms(e))::text, '"reset_hint": "[a-z]+"', '', 'g')
+		= regexp_replace(prom_read_response_json(prom_remote_read(prom_read_request(
+			selector, rc_ms(s), rc_ms(e), '{samples}')))::text,
+			'"reset_hint": "[a-z]+"', '', 'g') $$;
+-- ranges whose ends lie inside chunks, on a chunk's edge, in one chunk,
+-- across windows: the answer's chunks are the stored ones, byte for byte
+SELECT r.s - 1704067200000 AS s, r.e - 1704067200000 AS e,
+	(SELECT count(*) FROM rc_answer_chunks('{__name__="rc_pass", job="a"}', r.s, r.e)) AS chunks,
+	(SELECT array_agg(chunk ORDER BY n) FROM rc_answer_chunks('{__name__="rc_pass", job="a"}', r.s, r.e))
+		= ARRAY(SELECT rc_stored_chunks('rc_pass', 1, r.s, r.e)) AS stored_bytes,
+	ARRAY(SELECT chunk FROM rc_answer_chunks('{__name__="rc_pass", job="b"}', r.s, r.e) ORDER BY n)
+		= ARRAY(SELECT rc_stored_chunks('rc_pass', 2, r.s, r.e)) AS stored_bytes_b,
+	rc_same_in_range('{__name__="rc_pass"}', r.s, r.e) AS same_samples
+FROM (VALUES (1704067200000 + 100 * 15000 + 1, 1704067200000 + 300 * 15000 - 1),
+	(1704067200000, 1704067200000),
+	(1704067200000 + 5000, 1704067200000 + 6000),
+	(1704067200000 + 7199999, 1704067200000 + 7200000),
+	(1704067200000 - 1000, 1704067200000 + 14400000)) r(s, e);
+-- the bytes of every stored chunk, whole, in one answer
+SELECT (SELECT count(*) FROM rc_answer_chunks('{__name__="rc_pass"}',
+		1704067200000, 1704081600000)) AS chunks,
+	(SELECT array_agg(chunk ORDER BY chunk) FROM rc_answer_chunks('{__name__="rc_pass"}',
+		1704067200000, 1704081600000))
+	= (SELECT array_agg(row(min_time, max_time, encoding, chunk)::text
+		ORDER BY row(min_time, max_time, encoding, chunk)::text)
+		FROM "rc_pass#chunks") AS stored_bytes;
+-- late head samples in compacted windows: one replacing a stored sample's
+-- millisecond (00:02:30), one between two (00:02:30.001), one where no
+-- chunk is (05:00); and a chunk of series b copied 30 s later, overlapping
+-- its own
+INSERT INTO "rc_pass#head" VALUES (1, 1704067200000 + 10 * 15000, 1000),
+	(1, 1704067200000 + 10 * 15000 + 1, 2000), (1, 1704085200000, 3000);
+CREATE TABLE rc_pass_src (t bigint, job text, v float8);
+INSERT INTO rc_pass_src
+	SELECT 1704067200000 + k * 60000 + 30007, 'b', -k FROM generate_series(0, 29) k;
+SELECT prom_register('rc_pass_src', time_column => 't');
+INSERT INTO "rc_pass#chunks"
+	SELECT 2, c.min_time, c.max_time, c.encoding, c.data
+	FROM rc_stream_chunks(prom_remote_read(prom_read_request('rc_pass_src',
+		rc_ms(1704067200000), rc_ms(1704069000000), '{streamed_xor_chunks}'))) c;
+SELECT prom_unregister('rc_pass_src');
+-- the answers keep exactly the samples of the SAMPLES answers (the head's
+-- 1000 replacing the stored 5), their chunks in time order, each after the
+-- one before; the chunks that nothing overlaps are the stored ones
+SELECT r.s - 1704067200000 AS s, r.e - 1704067200000 AS e,
+	rc_same_in_range('{__name__="rc_pass"}', r.s, r.e) AS same_samples,
+	(SELECT bool_and(prev IS NULL OR min_time > prev) FROM (SELECT min_time,
+		lag(max_time) OVER (ORDER BY n) AS prev
+		FROM rc_answer_chunks('{__name__="rc_pass", job="a"}', r.s, r.e)) c) AS a_in_order,
+	(SELECT bool_and(prev IS NULL OR min_time > prev) FROM (SELECT min_time,
+		lag(max_time) OVER (ORDER BY n) AS prev
+		FROM rc_answer_chunks('{__name__="rc_pass", job="b"}', r.s, r.e)) c) AS b_in_order,
+	(SELECT count(*) FROM rc_answer_chunks('{__name__="rc_pass", job="a"}', r.s, r.e) a
+		WHERE a.chunk IN (SELECT rc_stored_chunks('rc_pass', 1, r.s, r.e))) AS a_stored,
+	(SELECT count(*) FROM rc_answer_chunks('{__name__="rc_pass", job="a"}', r.s, r.e)) AS a_chunks
+FROM (VALUES (1704067200000, 1704067200000 + 600000),
+	(1704067200000 + 150000, 1704067200000 + 150000),
+	(1704067200000 + 150001, 1704067200000 + 150001),
+	(1704067200000, 1704088800000)) r(s, e);
+SELECT jsonb_path_query(prom_read_response_json(prom_remote_read(prom_read_request(
+		'{__name__="rc_pass", job="a"}', rc_ms(1704067200000 + 145000),
+		rc_ms(1704067200000 + 155000), '{streamed_xor_chunks}'))),
+	'strict $.results[0].timeseries[0].samples[*] ? (@[0] >= 1704067345000 && @[0] <= 1704067355000)');
+
+-- the limit on samples counts a stored chunk's samples, all of them
+SET promread.max_samples = 100;
+\set VERBOSITY terse
+SELECT length(prom_remote_read(prom_read_request('{__name__="rc_pass", job="a"}',
+	rc_ms(1704067200000), rc_ms(1704067200000), '{streamed_xor_chunks}')));
+\set VERBOSITY default
+RESET promread.max_samples;
+SET promread.max_samples = 121;
+SELECT length(prom_remote_read(prom_read_request('{__name__="rc_pass", job="a"}',
+	rc_ms(1704067200000), rc_ms(1704067200000), '{streamed_xor_chunks}'))) > 0 AS answered;
+RESET promread.max_samples;
+
+-- histogram chunks pass as they are too, and merge with late head samples
+SET promread.compact_after = 0;
+SELECT prom_create_metric('rc_hpass', '{job}', value_type => 'prom_histogram') IS NOT NULL AS created;
+INSERT INTO "rc_hpass#series" (labels_hash, job) VALUES (1, 'a'), (2, 'b');
+INSERT INTO "rc_hpass#head" SELECT CASE job WHEN 'a' THEN 1 ELSE 2 END, t, h
+	FROM rc_hsamples WHERE NOT (job = 'a' AND t = 1704067200000 + 40 * 60000 + 40 % 7 AND head)
+		AND NOT (job = 'b' AND t = 1704067200000 + 10 * 60000 + 30000);
+SELECT prom_compact('rc_hpass') AS chunks;
+RESET promread.compact_after;
+SELECT (SELECT array_agg(DISTINCT encoding ORDER BY encoding) FROM "rc_hpass#chunks") AS encodings,
+	(SELECT array_agg(chunk ORDER BY chunk) FROM rc_answer_chunks('{__name__="rc_hpass"}',
+		1704067200000 + 1000, 1704081600000))
+	= (SELECT array_agg(row(min_time, max_time, encoding, chunk)::text
+		ORDER BY row(min_time, max_time, encoding, chunk)::text)
+		FROM "rc_hpass#chunks") AS stored_bytes,
+	rc_same_in_range('{__name__="rc_hpass"}', 1704067200000 + 1000, 1704081600000) AS same_samples;
+INSERT INTO "rc_hpass#head" SELECT CASE job WHEN 'a' THEN 1 ELSE 2 END, t, h
+	FROM rc_hsamples WHERE (job = 'a' AND t = 1704067200000 + 40 * 60000 + 40 % 7 AND head)
+		OR (job = 'b' AND t = 1704067200000 + 10 * 60000 + 30000);
+SELECT rc_same_in_range('{__name__="rc_hpass"}', 1704067200000 + 1000, 1704081600000) AS same_samples,
+	(SELECT count(*) FROM rc_answer_chunks('{__name__="rc_hpass"}',
+		1704067200000 + 1000, 1704081600000) a
+		WHERE a.chunk IN (SELECT row(min_time, max_time, encoding, chunk)::text
+			FROM "rc_hpass#chunks")) AS stored,
+	(SELECT count(*) FROM rc_answer_chunks('{__name__="rc_hpass"}',
+		1704067200000 + 1000, 1704081600000)) AS chunks;
+SELECT prom_unregister('rc_pass'), prom_unregister('rc_hpass');
+DROP VIEW rc_pass, rc_hpass;
+DROP TABLE rc_pass_src, "rc_pass#series", "rc_pass#chunks", "rc_pass#head",
+	"rc_hpass#series", "rc_hpass#chunks", "rc_hpass#head";
+DROP FUNCTION rc_answer_chunks, rc_stored_chunks, rc_same_in_range;
+DELETE FROM prom_storage_catalog WHERE metric IN ('rc_pass', 'rc_hpass');
 
 SELECT prom_unregister('rc_made'), prom_unregister('rc_comp');
 DROP VIEW rc_made, rc_comp;
