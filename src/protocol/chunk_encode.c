@@ -429,6 +429,23 @@ count_chunk(const PromSeriesSet *set, const PromSeries *series,
 }
 
 /*
+ * The next chunk of the scratch area, an XOR chunk encoded at read time
+ * into the room after the data written so far: the caller encodes it and
+ * sets its length and times.
+ */
+static ChunkRef *
+next_xor_chunk(FrameScratch *scratch)
+{
+	ChunkRef   *chunk = scratch_next_chunk(scratch, XOR_CHUNK_ROOM);
+
+	CHECK_FOR_INTERRUPTS();
+	chunk->encoding = CHUNK_ENCODING_XOR;
+	chunk->stored = NULL;
+	chunk->offset = scratch->used;
+	return chunk;
+}
+
+/*
  * Encode a series of floats, which has samples, as XOR chunks in the
  * scratch area; returns the size of its ChunkedSeries.
  */
@@ -441,12 +458,8 @@ add_xor_chunks(const PromSeriesSet *set, const PromSeries *series,
 	cursor_start(&cursor, series);
 	while (cursor_has_more(&cursor))
 	{
-		ChunkRef   *chunk = scratch_next_chunk(scratch, XOR_CHUNK_ROOM);
+		ChunkRef   *chunk = next_xor_chunk(scratch);
 
-		CHECK_FOR_INTERRUPTS();
-		chunk->encoding = CHUNK_ENCODING_XOR;
-		chunk->stored = NULL;
-		chunk->offset = scratch->used;
 		chunk->len = encode_chunk(&cursor, scratch->data + scratch->used,
 								  &chunk->min_t, &chunk->max_t);
 		Assert(chunk->len <= XOR_CHUNK_MAX_BYTES);
@@ -550,12 +563,8 @@ add_sample_chunks(const PromSeriesSet *set, const PromSeries *series,
 										   &writer->chunker);
 	for (i = 0; i < n; i += XOR_CHUNK_SAMPLES)
 	{
-		ChunkRef   *chunk = scratch_next_chunk(scratch, XOR_CHUNK_ROOM);
+		ChunkRef   *chunk = next_xor_chunk(scratch);
 
-		CHECK_FOR_INTERRUPTS();
-		chunk->encoding = CHUNK_ENCODING_XOR;
-		chunk->stored = NULL;
-		chunk->offset = scratch->used;
 		chunk->len = PromEncodeXorChunk(samples + i,
 										(int) Min(n - i, XOR_CHUNK_SAMPLES),
 										scratch->data + scratch->used,
