@@ -718,6 +718,46 @@ PromSeriesSetAddRun(PromSeriesSet *set, PromLayout *layout,
 }
 
 /*
+ * Keep a stored chunk of a series: its bytes are copied into the set's
+ * arena of histograms (series_set.c puts the chunks in order when the set
+ * is finished).
+ */
+static void
+keep_stored_chunk(PromSeriesSet *set, PromSeries *series,
+				  const PromStoredChunk *chunk)
+{
+	PromStoredChunk *kept;
+	char	   *data;
+
+	if (set->nchunks == set->chunks_capacity)
+	{
+		int			capacity = Max(set->chunks_capacity * 2, 64);
+
+		if (set->chunks == NULL)
+		{
+			set->chunks = MemoryContextAllocHuge(set->context,
+												 sizeof(PromStoredChunk) * capacity);
+			set->chunk_series = MemoryContextAllocHuge(set->context,
+													   sizeof(PromSeries *) * capacity);
+		}
+		else
+		{
+			set->chunks = repalloc_huge(set->chunks,
+										sizeof(PromStoredChunk) * capacity);
+			set->chunk_series = repalloc_huge(set->chunk_series,
+											  sizeof(PromSeries *) * capacity);
+		}
+		set->chunks_capacity = capacity;
+	}
+	data = PromArenaAlloc(set->histogram_arena, chunk->len);
+	memcpy(data, chunk->data, chunk->len);
+	kept = &set->chunks[set->nchunks];
+	*kept = *chunk;
+	kept->data = data;
+	set->chunk_series[set->nchunks++] = series;
+}
+
+/*
  * Add a stored chunk, kept as it is (a set that keeps chunks,
  * PromSeriesSetKeepChunks), to the series of its labels: found as a row's
  * (the series of the chunk before, or the index), or made without samples,
@@ -754,7 +794,7 @@ PromSeriesSetAddChunk(PromSeriesSet *set, PromLayout *layout,
 	if (series->rejected)
 		return;
 	set->nsamples += chunk->nsamples;
-	PromKeepStoredChunk(set, series, chunk);
+	keep_stored_chunk(set, series, chunk);
 }
 
 /* Place the rows the set holds, before anything reads its series. */

@@ -122,45 +122,6 @@ PromSeriesSetKeepsChunks(const PromSeriesSet *set)
 	return set->keep_chunks;
 }
 
-/*
- * Keep a stored chunk of a series (group.c found it): its bytes are copied
- * into the set's arena of histograms.
- */
-void
-PromKeepStoredChunk(PromSeriesSet *set, PromSeries *series,
-					const PromStoredChunk *chunk)
-{
-	PromStoredChunk *kept;
-	char	   *data;
-
-	if (set->nchunks == set->chunks_capacity)
-	{
-		int			capacity = Max(set->chunks_capacity * 2, 64);
-
-		if (set->chunks == NULL)
-		{
-			set->chunks = MemoryContextAllocHuge(set->context,
-												 sizeof(PromStoredChunk) * capacity);
-			set->chunk_series = MemoryContextAllocHuge(set->context,
-													   sizeof(PromSeries *) * capacity);
-		}
-		else
-		{
-			set->chunks = repalloc_huge(set->chunks,
-										sizeof(PromStoredChunk) * capacity);
-			set->chunk_series = repalloc_huge(set->chunk_series,
-											  sizeof(PromSeries *) * capacity);
-		}
-		set->chunks_capacity = capacity;
-	}
-	data = PromArenaAlloc(set->histogram_arena, chunk->len);
-	memcpy(data, chunk->data, chunk->len);
-	kept = &set->chunks[set->nchunks];
-	*kept = *chunk;
-	kept->data = data;
-	set->chunk_series[set->nchunks++] = series;
-}
-
 /* Order stored chunks of one series by time. */
 static int
 stored_chunk_cmp(const void *a, const void *b)

@@ -574,10 +574,6 @@ extern void PromSeriesCountTimes(PromSeries *series);
 extern void PromSeriesCountHistograms(PromSeriesSet *set, PromSeries *series);
 extern void PromSortSamples(PromSeriesSet *set, PromSeries *series);
 
-/* series_set.c */
-extern void PromKeepStoredChunk(PromSeriesSet *set, PromSeries *series,
-								const PromStoredChunk *chunk);
-
 /* group.c */
 extern void PromGroupPlaceHeldRows(PromSeriesSet *set);
 extern void PromGroupIndexNewest(PromSeriesSet *set);
