@@ -273,14 +273,17 @@ PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 
 /*
  * The EXPLAINs of a read's statements, as PromScanRunSkippingUnreadable's
- * step: the plan of each, after its title if it has one.
+ * step: the plan of each, after its title if it has one.  Of a metric in
+ * chunk storage, the series statement runs first, and the chunk and head
+ * statements are those of the series it selects.
  */
 typedef struct ExplainRun
 {
 	const char *options;		/* EXPLAIN's */
 	int			nstmts;
-	const ScanStatement *stmts[2];
-	const char *titles[2];
+	const ScanStatement *stmts[3];
+	const char *titles[3];
+	ChunkScan  *chunk_scan;		/* of a metric in chunk storage */
 	List	   *lines;
 } ExplainRun;
 
@@ -290,6 +293,9 @@ explain_run_step(void *arg)
 {
 	ExplainRun *run = (ExplainRun *) arg;
 	int			i;
+
+	if (run->chunk_scan != NULL)
+		(void) PromChunkScanSelectSeries(run->chunk_scan);
 
 	for (i = 0; i < run->nstmts; i++)
 	{
@@ -347,12 +353,16 @@ PromExplainMetric(const PromMetricEntry *entry,
 		scan = &chunk_scan.scan;
 		lines = lappend(lines, psprintf("metric %s: %s, in chunk storage",
 										entry->metric, get_rel_name(entry->relid)));
-		run.nstmts = 2;
-		run.stmts[0] = &chunk_scan.chunks;
-		run.titles[0] = psprintf("chunks: %s",
+		run.chunk_scan = &chunk_scan;
+		run.nstmts = 3;
+		run.stmts[0] = &chunk_scan.scan.stmt;
+		run.titles[0] = psprintf("series: %s",
+								 PromQuotedRelationName(storage->series));
+		run.stmts[1] = &chunk_scan.chunks;
+		run.titles[1] = psprintf("chunks: %s",
 								 PromQuotedRelationName(storage->chunks));
-		run.stmts[1] = &chunk_scan.head;
-		run.titles[1] = psprintf("head: %s",
+		run.stmts[2] = &chunk_scan.head;
+		run.titles[2] = psprintf("head: %s",
 								 PromQuotedRelationName(storage->head));
 	}
 	else
@@ -394,6 +404,8 @@ PromExplainMetric(const PromMetricEntry *entry,
 	if (named)
 		explain_run_step(&run);
 	else if (!PromScanRunSkippingUnreadable(explain_run_step, &run, NULL))
-		return NIL;
+		lines = run.lines = NIL;
+	if (run.chunk_scan != NULL)
+		PromChunkScanFree(run.chunk_scan);
 	return list_concat(lines, run.lines);
 }

@@ -16,26 +16,41 @@
  *    series table, and every matcher becomes a predicate of it
  *    (scan_predicates.c, as for a relation whose rows are not stored): a
  *    series row is read once a read, so SQL decides a matcher once a
- *    series, and only the chunks of the series selected are read.
+ *    series.
  * 2. The caller reads the three tables with its own rights, and row-level
  *    security on the series table applies, since the executor reads it.
  *    The rights are checked before the first statement runs, so that a
  *    metric whose tables the caller may not read fails a query that names
  *    it and is skipped by one that does not, before any sample is added,
  *    as a row metric is (PromScanRunSkippingUnreadable).
- * 3. Two statements read the series the matchers select (a subquery, whose
- *    predicates name the series table's columns alone) joined to
- *      - the chunks that reach into [start, end]: max_time >= start AND
- *        min_time <= end AND min_time > start - 2 h.  A chunk lies within one
- *        of Prometheus's 2-hour windows, so the last bound is implied, and
- *        lets the planner prune m#chunks' partitions of min_time from below
- *        too;
- *      - the head rows with start <= t <= end.
- *    Their text depends on the relations, the columns and the shapes of the
- *    matchers only, so that their plans are cached (scan_plans.c).  Both
- *    run read-only in the caller's snapshot: a compaction that commits
- *    between them (head rows deleted, chunks written) is seen by neither,
- *    and each sample is read once.
+ * 3. Three statements run, each on one table, so that none is a join to
+ *    plan, and the series' labels are read once, not once a chunk:
+ *      - the series statement reads the id and label columns of the series
+ *        the matchers select.  Its rows become a map from id to label
+ *        values (SeriesMap), held in an arena that promread.max_memory
+ *        bounds.  When it selects no series, nothing else runs: a read of
+ *        a series that does not exist costs one small statement;
+ *      - the chunk statement reads the chunks that reach into [start,
+ *        end]: max_time >= start AND min_time <= end AND min_time > start
+ *        - 2 h.  A chunk lies within one of Prometheus's 2-hour windows, so
+ *        the last bound is implied, and lets the planner prune m#chunks'
+ *        partitions of min_time from below too;
+ *      - the head statement reads the head rows with start <= t <= end.
+ *    When the matchers are predicates and they select at most
+ *    MAX_LISTED_SERIES series, the chunk and head statements also take
+ *    series_id = ANY(the ids): the planner then probes m#chunks' index of
+ *    (series_id, min_time) for a few series rather than reading the
+ *    range's every chunk.  Otherwise (no matcher past the name, or more
+ *    series, whose long list the planner would estimate element by
+ *    element) they read the range, and a row whose series the map does not
+ *    hold (one the matchers or row-level security leave out) is skipped.
+ *    Each row's labels are its series' in the map: the previous row's
+ *    series is tried first, then the map's hash.  All three run read-only
+ *    in the caller's snapshot: a compaction that commits between them
+ *    (head rows deleted, chunks written) is seen by none, and each sample
+ *    is read once.  Their text depends on the relations, the columns and
+ *    the shapes of the matchers only, so that their plans are cached
+ *    (scan_plans.c).
  * 4. The chunk statement runs first.  For a STREAMED_XOR_CHUNKS answer
  *    (a set that keeps chunks, PromSeriesSetKeepChunks) each chunk is
  *    added to its series as it is (PromSeriesSetAddChunk): its bytes,
@@ -47,16 +62,16 @@
  *    reused from chunk to chunk, and its samples in [start, end] are added
  *    to their series as one run (PromSeriesSetAddRun); a histogram chunk's
  *    histograms are decoded in a context reset after each chunk and copied
- *    into the set.  Then the head statement's rows go through the row
- *    receiver (scan_exec.c) into a layout of their own, made after the
- *    chunks': the set's finish merges series of equal labels in the order
- *    they were made (order.c), so a series' head samples come after all of
- *    its chunks' samples, even when its chunks came apart and made it
- *    twice (group.c), and a head sample replaces a chunk's sample of the
- *    same millisecond when the engine sorts the series' samples (it keeps
- *    the last of equal times), as compaction's merge does.  So the chunks
- *    need no order: the statement has no sort (kept chunks are put in
- *    time order per series when the set is finished).
+ *    into the set.  Then the head statement's rows go into a layout of
+ *    their own, made after the chunks': the set's finish merges series of
+ *    equal labels in the order they were made (order.c), so a series' head
+ *    samples come after all of its chunks' samples, even when its chunks
+ *    came apart and made it twice (group.c), and a head sample replaces a
+ *    chunk's sample of the same millisecond when the engine sorts the
+ *    series' samples (it keeps the last of equal times), as compaction's
+ *    merge does.  So the chunks need no order: the statement has no sort
+ *    (kept chunks are put in time order per series when the set is
+ *    finished).
  * 5. A chunk whose encoding is not the metric's (XOR for a float metric, a
  *    histogram encoding for a histogram metric), that does not decode, or,
  *    kept as it is, whose header counts no sample, is an error (XX001)
@@ -77,13 +92,58 @@
 #include "scan_internal.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
-/* Columns of the chunk statement's rows after the label columns. */
+/* Columns of the chunk statement's rows. */
 #define CHUNK_COLUMNS		5
+
+/*
+ * Selected series past this many are not listed in the chunk and head
+ * statements: the planner estimates = ANY over a constant array element by
+ * element, and reading the range is as cheap by then.
+ */
+#define MAX_LISTED_SERIES	4096
+
+/* A series the series statement selected: its id and label values. */
+typedef struct SelectedSeries
+{
+	int64		id;
+	Datum	   *values;			/* of the label columns, copied */
+	bool	   *isnull;
+} SelectedSeries;
+
+/*
+ * The series a read selected, by id: the series, then an open-addressing
+ * hash of them, all in an arena (promread.max_memory bounds it).
+ */
+struct SeriesMap
+{
+	PromArena  *arena;
+	MemoryContext context;		/* the arena's, deleted with the map */
+	int			nlabels;
+	int16	   *typlen;			/* of each label column */
+	bool	   *typbyval;
+	SelectedSeries **series;
+	int64		count;
+	int64		capacity;
+	SelectedSeries **slots;		/* the hash, a power of two of them */
+	uint64		mask;
+	int			shift;			/* 64 - log2(slots) */
+	const SelectedSeries *last; /* the previous lookup's */
+};
+
+/* Receives the series statement's rows (series_id, labels) into a map. */
+typedef struct SeriesReceiver
+{
+	DestReceiver pub;
+	SeriesMap  *map;
+	const MetricScan *scan;
+} SeriesReceiver;
 
 /* Receives the chunk statement's rows and adds their samples to the set. */
 typedef struct ChunkReceiver
@@ -103,6 +163,16 @@ typedef struct ChunkReceiver
 									 * reset after each chunk */
 } ChunkReceiver;
 
+/* Receives the head statement's rows (series_id, t, value) into the set. */
+typedef struct HeadReceiver
+{
+	DestReceiver pub;
+	PromSeriesSet *set;
+	PromLayout *layout;
+	const ChunkScan *cs;
+	bool		histograms;
+} HeadReceiver;
+
 /*
  * Lock a table of a metric's storage until the transaction ends; false when
  * it was dropped since the storage catalog was read.
@@ -117,31 +187,12 @@ lock_storage_table(Oid relid)
 	return false;
 }
 
-/* Append the label columns of the series subquery, each "s.<column>, ". */
-static void
-append_label_columns(StringInfo sql, const MetricScan *scan)
-{
-	int			i;
-
-	for (i = 0; i < scan->nlabels; i++)
-		appendStringInfo(sql, "s.%s, ", quote_identifier(scan->labels[i].name));
-}
-
-/* Give a statement the parameters of the series subquery. */
-static void
-copy_params(ScanStatement *stmt, const ScanStatement *from)
-{
-	stmt->nparams = from->nparams;
-	memcpy(stmt->param_types, from->param_types, sizeof(Oid) * from->nparams);
-	memcpy(stmt->param_values, from->param_values, sizeof(Datum) * from->nparams);
-}
-
 /*
  * Plan the read of a metric in chunk storage for a query: lock its view and
- * tables, read their columns, and build the series subquery with the
- * matchers, then the chunk and head statements.  False when there is
- * nothing to read (a relation gone, the registration skipped, or no series
- * can match).
+ * tables, read their columns, and build the series statement with the
+ * matchers (the chunk and head statements follow the series it selects:
+ * PromChunkScanSelectSeries).  False when there is nothing to read (a
+ * relation gone, the registration skipped, or no series can match).
  */
 bool
 PromChunkScanPrepare(const PromMetricEntry *entry,
@@ -150,12 +201,13 @@ PromChunkScanPrepare(const PromMetricEntry *entry,
 {
 	MetricScan *scan = &cs->scan;
 	PromMetricEntry *series_entry = palloc(sizeof(PromMetricEntry));
-	const char *series;
 	Oid			type;
 	int			i;
 
 	memset(cs, 0, sizeof(ChunkScan));
 	cs->storage = *storage;
+	cs->start_ms = query->start_ms;
+	cs->end_ms = query->end_ms;
 	if (!PromScanLockRelation(entry, named) ||
 		!lock_storage_table(storage->series) ||
 		!lock_storage_table(storage->chunks) ||
@@ -183,17 +235,6 @@ PromChunkScanPrepare(const PromMetricEntry *entry,
 		return false;
 	cs->histograms = type != FLOAT8OID;
 
-	/* $1 start, $2 end, $3 the bound of the chunks' min_time below */
-	scan->stmt.nparams = 3;
-	for (i = 0; i < 3; i++)
-		scan->stmt.param_types[i] = INT8OID;
-	scan->stmt.param_values[0] = Int64GetDatum(query->start_ms);
-	scan->stmt.param_values[1] = Int64GetDatum(query->end_ms);
-	scan->stmt.param_values[2] =
-		Int64GetDatum(query->start_ms < PG_INT64_MIN + PROM_CHUNK_WINDOW_MS ?
-					  PG_INT64_MIN : query->start_ms - PROM_CHUNK_WINDOW_MS);
-
-	/* the series subquery, with the matchers as its predicates */
 	initStringInfo(&scan->stmt.sql);
 	appendStringInfoString(&scan->stmt.sql, "SELECT series_id");
 	for (i = 0; i < scan->nlabels; i++)
@@ -204,32 +245,330 @@ PromChunkScanPrepare(const PromMetricEntry *entry,
 	scan->predicates = scan->stmt.sql.len;
 	if (!PromScanAddMatchers(scan, query, false))
 		return false;
-	series = scan->stmt.sql.data;
+	return true;
+}
+
+/* The map's slot of a series id: Fibonacci hashing of the id. */
+static inline uint64
+series_slot(const SeriesMap *map, int64 id)
+{
+	return ((uint64) id * UINT64CONST(0x9E3779B97F4A7C15)) >> map->shift;
+}
+
+/* An empty map of the scan's series, its arena in a context of its own. */
+static SeriesMap *
+series_map_create(const MetricScan *scan)
+{
+	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext,
+												  "promread selected series",
+												  ALLOCSET_SMALL_SIZES);
+	SeriesMap  *map = MemoryContextAllocZero(context, sizeof(SeriesMap));
+	int			i;
+
+	map->context = context;
+	map->arena = PromArenaCreate(context);
+	map->nlabels = scan->nlabels;
+	map->typlen = MemoryContextAlloc(context, sizeof(int16) * Max(scan->nlabels, 1));
+	map->typbyval = MemoryContextAlloc(context, sizeof(bool) * Max(scan->nlabels, 1));
+	for (i = 0; i < scan->nlabels; i++)
+		get_typlenbyval(scan->labels[i].type, &map->typlen[i], &map->typbyval[i]);
+	return map;
+}
+
+/*
+ * Add a series to the map: its id and its label values, copied (detoasted)
+ * into the arena.  Its values array has a slot more than the label columns,
+ * NULL, where a layout's constant __name__ would be.
+ */
+static void
+series_map_add(SeriesMap *map, int64 id, const Datum *values, const bool *isnull)
+{
+	int			n = map->nlabels;
+	SelectedSeries *series;
+	int			i;
+
+	if (map->count == map->capacity)
+	{
+		int64		capacity = Max(64, map->capacity * 2);
+		SelectedSeries **grown = PromArenaAlloc(map->arena,
+												sizeof(SelectedSeries *) * capacity);
+
+		if (map->count > 0)
+		{
+			memcpy(grown, map->series, sizeof(SelectedSeries *) * map->count);
+			PromArenaFree(map->arena, map->series,
+						  sizeof(SelectedSeries *) * map->capacity);
+		}
+		map->series = grown;
+		map->capacity = capacity;
+	}
+	series = PromArenaAlloc(map->arena, sizeof(SelectedSeries) +
+							(sizeof(Datum) + sizeof(bool)) * (n + 1));
+	series->id = id;
+	series->values = (Datum *) (series + 1);
+	series->isnull = (bool *) (series->values + n + 1);
+	for (i = 0; i < n; i++)
+	{
+		series->isnull[i] = isnull[i];
+		if (isnull[i] || map->typbyval[i])
+			series->values[i] = isnull[i] ? (Datum) 0 : values[i];
+		else
+		{
+			Pointer		value = map->typlen[i] == -1 ?
+				(Pointer) PG_DETOAST_DATUM_PACKED(values[i]) :
+				DatumGetPointer(values[i]);
+			Size		size = datumGetSize(PointerGetDatum(value), false,
+											map->typlen[i]);
+			void	   *copy = PromArenaAlloc(map->arena, size);
+
+			memcpy(copy, value, size);
+			series->values[i] = PointerGetDatum(copy);
+			if (value != DatumGetPointer(values[i]))
+				pfree(value);
+		}
+	}
+	series->values[n] = (Datum) 0;
+	series->isnull[n] = true;
+	map->series[map->count++] = series;
+}
+
+/* Make the map's hash once every series is in. */
+static void
+series_map_index(SeriesMap *map)
+{
+	uint64		nslots = 2;
+	int64		i;
+
+	map->shift = 63;
+	while (nslots < (uint64) map->count * 2)
+	{
+		nslots *= 2;
+		map->shift--;
+	}
+	map->mask = nslots - 1;
+	map->slots = PromArenaAlloc(map->arena, sizeof(SelectedSeries *) * nslots);
+	memset(map->slots, 0, sizeof(SelectedSeries *) * nslots);
+	for (i = 0; i < map->count; i++)
+	{
+		uint64		slot = series_slot(map, map->series[i]->id);
+
+		while (map->slots[slot] != NULL)
+			slot = (slot + 1) & map->mask;
+		map->slots[slot] = map->series[i];
+	}
+}
+
+/*
+ * The series of an id, NULL when the series statement did not select it:
+ * the previous lookup's series first, as a series' rows mostly come
+ * together, then the hash.
+ */
+static inline const SelectedSeries *
+series_map_find(SeriesMap *map, int64 id)
+{
+	uint64		slot;
+
+	if (map->last != NULL && map->last->id == id)
+		return map->last;
+	for (slot = series_slot(map, id); map->slots[slot] != NULL;
+		 slot = (slot + 1) & map->mask)
+		if (map->slots[slot]->id == id)
+			return map->last = map->slots[slot];
+	return NULL;
+}
+
+/* Free the map and its arena. */
+static void
+series_map_free(SeriesMap *map)
+{
+	MemoryContextDelete(map->context);
+}
+
+/* Take one row of the series statement: series_id, then the labels. */
+static bool
+series_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	SeriesReceiver *receiver = (SeriesReceiver *) self;
+
+	slot_getallattrs(slot);
+	if (slot->tts_isnull[0])
+		return true;			/* no series a chunk could name */
+	series_map_add(receiver->map, DatumGetInt64(slot->tts_values[0]),
+				   slot->tts_values + 1, slot->tts_isnull + 1);
+	return true;
+}
+
+/*
+ * Report that a statement's rows are not those its receiver was built for:
+ * the tables were locked before their columns were read, so this is a
+ * defence against reading a pointer made of an integer.
+ */
+static pg_attribute_noreturn() void
+report_changed(const MetricScan *scan)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("relation of metric \"%s\" changed while it was read",
+					scan->entry->metric),
+			 errhint("Retry the read.")));
+}
+
+/* Check, before the first row, that the rows are series_id and the labels. */
+static void
+series_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	SeriesReceiver *receiver = (SeriesReceiver *) self;
+	const MetricScan *scan = receiver->scan;
+	bool		fits = typeinfo->natts == scan->nlabels + 1 &&
+		TupleDescAttr(typeinfo, 0)->atttypid == INT8OID;
+	int			i;
+
+	for (i = 0; fits && i < scan->nlabels; i++)
+		fits = TupleDescAttr(typeinfo, i + 1)->atttypid == scan->labels[i].type;
+	if (!fits)
+		report_changed(scan);
+}
+
+/* Nothing to do at the end of a statement's rows. */
+static void
+receiver_shutdown(DestReceiver *self)
+{
+}
+
+static void
+receiver_destroy(DestReceiver *self)
+{
+}
+
+/* Set a receiver's functions other than the one that takes a row. */
+static void
+receiver_init(DestReceiver *receiver, ReceiveSlotFn receive,
+			  void (*startup) (DestReceiver *self, int operation,
+							   TupleDesc typeinfo))
+{
+	receiver->receiveSlot = receive;
+	receiver->rStartup = startup;
+	receiver->rShutdown = receiver_shutdown;
+	receiver->rDestroy = receiver_destroy;
+	receiver->mydest = DestNone;
+}
+
+/*
+ * Build the chunk and head statements for the series selected (step 3 of
+ * the header comment): the series listed when the matchers were predicates
+ * and selected few enough, for explain also when they selected none.
+ */
+static void
+build_statements(ChunkScan *cs)
+{
+	const MetricScan *scan = &cs->scan;
+	SeriesMap  *map = cs->series;
+	bool		listed = scan->stmt.sql.len > scan->predicates &&
+		map->count <= MAX_LISTED_SERIES;
+	ScanStatement *stmts[2] = {&cs->chunks, &cs->head};
+	int			k;
 
 	initStringInfo(&cs->chunks.sql);
-	appendStringInfoString(&cs->chunks.sql, "SELECT ");
-	append_label_columns(&cs->chunks.sql, scan);
 	appendStringInfo(&cs->chunks.sql,
-					 "c.series_id, c.min_time, c.max_time, c.encoding, c.chunk"
-					 " FROM (%s) s"
-					 " JOIN %s c ON c.series_id OPERATOR(pg_catalog.=) s.series_id"
-					 " WHERE c.max_time OPERATOR(pg_catalog.>=) $1"
-					 " AND c.min_time OPERATOR(pg_catalog.<=) $2"
-					 " AND c.min_time OPERATOR(pg_catalog.>) $3",
-					 series, PromQuotedRelationName(storage->chunks));
-	copy_params(&cs->chunks, &scan->stmt);
-
+					 "SELECT series_id, min_time, max_time, encoding, chunk FROM %s"
+					 " WHERE max_time OPERATOR(pg_catalog.>=) $1"
+					 " AND min_time OPERATOR(pg_catalog.<=) $2"
+					 " AND min_time OPERATOR(pg_catalog.>) $3",
+					 PromQuotedRelationName(cs->storage.chunks));
 	initStringInfo(&cs->head.sql);
-	appendStringInfoString(&cs->head.sql, "SELECT ");
-	append_label_columns(&cs->head.sql, scan);
 	appendStringInfo(&cs->head.sql,
-					 "h.t, h.value FROM (%s) s"
-					 " JOIN %s h ON h.series_id OPERATOR(pg_catalog.=) s.series_id"
-					 " WHERE h.t OPERATOR(pg_catalog.>=) $1"
-					 " AND h.t OPERATOR(pg_catalog.<=) $2",
-					 series, PromQuotedRelationName(storage->head));
-	copy_params(&cs->head, &scan->stmt);
-	return true;
+					 "SELECT series_id, t, value FROM %s"
+					 " WHERE t OPERATOR(pg_catalog.>=) $1"
+					 " AND t OPERATOR(pg_catalog.<=) $2",
+					 PromQuotedRelationName(cs->storage.head));
+
+	/* $1 start, $2 end, $3 the bound of the chunks' min_time below */
+	for (k = 0; k < 2; k++)
+	{
+		ScanStatement *stmt = stmts[k];
+
+		stmt->nparams = 3;
+		stmt->param_types[0] = stmt->param_types[1] = stmt->param_types[2] = INT8OID;
+		stmt->param_values[0] = Int64GetDatum(cs->start_ms);
+		stmt->param_values[1] = Int64GetDatum(cs->end_ms);
+		stmt->param_values[2] =
+			Int64GetDatum(cs->start_ms < PG_INT64_MIN + PROM_CHUNK_WINDOW_MS ?
+						  PG_INT64_MIN : cs->start_ms - PROM_CHUNK_WINDOW_MS);
+	}
+	if (listed)
+	{
+		Datum	   *ids = palloc(sizeof(Datum) * Max(map->count, 1));
+		Datum		array;
+		int64		i;
+
+		for (i = 0; i < map->count; i++)
+			ids[i] = Int64GetDatum(map->series[i]->id);
+		array = PointerGetDatum(construct_array(ids, (int) map->count, INT8OID,
+												sizeof(int64), true,
+												TYPALIGN_DOUBLE));
+		for (k = 0; k < 2; k++)
+		{
+			stmts[k]->param_types[3] = INT8ARRAYOID;
+			stmts[k]->param_values[3] = array;
+			stmts[k]->nparams = 4;
+			appendStringInfoString(&stmts[k]->sql,
+								   " AND series_id OPERATOR(pg_catalog.=) ANY ($4)");
+		}
+	}
+}
+
+/*
+ * Check that the caller may read a table of the metric's storage, as the
+ * executor will: SELECT on the table, or on each of its columns.
+ */
+static void
+check_table_rights(Oid relid)
+{
+	Oid			user = GetUserId();
+
+	if (pg_class_aclcheck(relid, user, ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck_all(relid, user, ACL_SELECT,
+								  ACLMASK_ALL) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(relid));
+}
+
+/*
+ * Check the caller's rights on the three tables, then run the series
+ * statement into a map of the series it selects (cs->series) and build the
+ * chunk and head statements for them; the number of series selected.  The
+ * caller is connected to SPI and frees the map (PromChunkScanFree).
+ */
+int64
+PromChunkScanSelectSeries(ChunkScan *cs)
+{
+	SeriesReceiver receiver;
+	SPIExecuteOptions options;
+
+	check_table_rights(cs->storage.series);
+	check_table_rights(cs->storage.chunks);
+	check_table_rights(cs->storage.head);
+
+	memset(&receiver, 0, sizeof(receiver));
+	receiver_init(&receiver.pub, series_receive, series_startup);
+	receiver.scan = &cs->scan;
+	receiver.map = cs->series = series_map_create(&cs->scan);
+	memset(&options, 0, sizeof(options));
+	options.params = PromScanStatementParams(&cs->scan.stmt);
+	options.read_only = true;
+	options.dest = &receiver.pub;
+	PromScanRun(PromScanCachedPlan(&cs->scan.stmt), &options, NULL);
+	series_map_index(cs->series);
+	build_statements(cs);
+	return cs->series->count;
+}
+
+/* Free what PromChunkScanSelectSeries made. */
+void
+PromChunkScanFree(ChunkScan *cs)
+{
+	if (cs->series != NULL)
+		series_map_free(cs->series);
+	cs->series = NULL;
 }
 
 /*
@@ -240,18 +579,16 @@ static pg_attribute_noreturn() void
 report_bad_chunk(const ChunkReceiver *receiver, TupleTableSlot *slot,
 				 const char *reason)
 {
-	int			n = receiver->scan->nlabels;
-
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("invalid chunk in table \"%s\" of metric \"%s\"",
 					get_rel_name(receiver->cs->storage.chunks),
 					receiver->scan->entry->metric),
 			 errdetail("The chunk of series %lld from %lld ms %s.",
-					   slot->tts_isnull[n] ? 0 :
-					   (long long) DatumGetInt64(slot->tts_values[n]),
-					   slot->tts_isnull[n + 1] ? 0 :
-					   (long long) DatumGetInt64(slot->tts_values[n + 1]),
+					   slot->tts_isnull[0] ? 0 :
+					   (long long) DatumGetInt64(slot->tts_values[0]),
+					   slot->tts_isnull[1] ? 0 :
+					   (long long) DatumGetInt64(slot->tts_values[1]),
 					   reason)));
 }
 
@@ -260,10 +597,9 @@ report_bad_chunk(const ChunkReceiver *receiver, TupleTableSlot *slot,
  * chunks: its header read for its sample count, nothing decoded.
  */
 static void
-keep_chunk(ChunkReceiver *receiver, TupleTableSlot *slot, int encoding,
-		   bytea *chunk)
+keep_chunk(ChunkReceiver *receiver, TupleTableSlot *slot,
+		   const SelectedSeries *series, int encoding, bytea *chunk)
 {
-	int			n = receiver->scan->nlabels;
 	const uint8 *data = (const uint8 *) VARDATA_ANY(chunk);
 	PromStoredChunk stored;
 
@@ -271,27 +607,27 @@ keep_chunk(ChunkReceiver *receiver, TupleTableSlot *slot, int encoding,
 	stored.nsamples = stored.len >= 2 ? (data[0] << 8) | data[1] : 0;
 	if (stored.len <= 2 || stored.nsamples == 0)
 		report_bad_chunk(receiver, slot, "is not valid: it holds no sample");
-	stored.min_t = DatumGetInt64(slot->tts_values[n + 1]);
-	stored.max_t = DatumGetInt64(slot->tts_values[n + 2]);
+	stored.min_t = DatumGetInt64(slot->tts_values[1]);
+	stored.max_t = DatumGetInt64(slot->tts_values[2]);
 	if (stored.min_t > stored.max_t)
 		report_bad_chunk(receiver, slot, "is not valid: it ends before it begins");
 	stored.data = (const char *) data;
 	stored.encoding = encoding;
-	PromSeriesSetAddChunk(receiver->set, receiver->layout, slot->tts_values,
-						  slot->tts_isnull, &stored);
+	PromSeriesSetAddChunk(receiver->set, receiver->layout, series->values,
+						  series->isnull, &stored);
 }
 
 /*
- * Take one chunk of the chunk statement (labels, series_id, min_time,
- * max_time, encoding, chunk): kept as it is for a set that keeps chunks
- * (keep_chunk), else decoded and its samples in the query's range added to
- * its series, as one run.
+ * Take one chunk of the chunk statement (series_id, min_time, max_time,
+ * encoding, chunk) of a series selected: kept as it is for a set that keeps
+ * chunks (keep_chunk), else decoded and its samples in the query's range
+ * added to its series, as one run.
  */
 static bool
 chunk_receive(TupleTableSlot *slot, DestReceiver *self)
 {
 	ChunkReceiver *receiver = (ChunkReceiver *) self;
-	int			n = receiver->scan->nlabels;
+	const SelectedSeries *series;
 	MemoryContext oldcxt;
 	int			encoding;
 	bytea	   *chunk;
@@ -302,9 +638,13 @@ chunk_receive(TupleTableSlot *slot, DestReceiver *self)
 
 	slot_getallattrs(slot);
 	for (i = 0; i < CHUNK_COLUMNS; i++)
-		if (slot->tts_isnull[n + i])
+		if (slot->tts_isnull[i])
 			report_bad_chunk(receiver, slot, "has a NULL column");
-	encoding = DatumGetInt16(slot->tts_values[n + 3]);
+	series = series_map_find(receiver->cs->series,
+							 DatumGetInt64(slot->tts_values[0]));
+	if (series == NULL)
+		return true;
+	encoding = DatumGetInt16(slot->tts_values[3]);
 	if (receiver->histograms ? (encoding != PROM_CHUNK_HISTOGRAM &&
 								encoding != PROM_CHUNK_FLOAT_HISTOGRAM) :
 		encoding != PROM_CHUNK_XOR)
@@ -312,11 +652,11 @@ chunk_receive(TupleTableSlot *slot, DestReceiver *self)
 						 psprintf("has encoding %d, which the chunks of a metric of %s do not have",
 								  encoding, receiver->histograms ? "histograms" : "floats"));
 	oldcxt = MemoryContextSwitchTo(receiver->chunk_context);
-	chunk = DatumGetByteaPP(slot->tts_values[n + 4]);
+	chunk = DatumGetByteaPP(slot->tts_values[4]);
 	if (PromSeriesSetKeepsChunks(receiver->set))
 	{
 		MemoryContextSwitchTo(oldcxt);
-		keep_chunk(receiver, slot, encoding, chunk);
+		keep_chunk(receiver, slot, series, encoding, chunk);
 		MemoryContextReset(receiver->chunk_context);
 		return true;
 	}
@@ -346,125 +686,147 @@ chunk_receive(TupleTableSlot *slot, DestReceiver *self)
 		for (i = 0; i < nsamples; i++)
 			samples[i].v = PromSeriesSetCopyHistogram(receiver->set,
 													  PointerGetDatum(PromSampleHistogram(&samples[i])));
-	PromSeriesSetAddRun(receiver->set, receiver->layout, slot->tts_values,
-						slot->tts_isnull, samples, nsamples);
+	PromSeriesSetAddRun(receiver->set, receiver->layout, series->values,
+						series->isnull, samples, nsamples);
 	MemoryContextReset(receiver->chunk_context);
 	return true;
 }
 
 /*
- * Check, before the first row, that the rows are those the layout was built
- * for (as scan.c's receiver does): the label columns, then series_id,
- * min_time, max_time, encoding and chunk.
+ * Check, before the first row, that the rows are series_id, min_time,
+ * max_time, encoding and chunk.
  */
 static void
 chunk_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
 	ChunkReceiver *receiver = (ChunkReceiver *) self;
-	const MetricScan *scan = receiver->scan;
 	static const Oid chunk_types[CHUNK_COLUMNS] = {
 		INT8OID, INT8OID, INT8OID, INT2OID, BYTEAOID
 	};
-	bool		fits = typeinfo->natts == scan->nlabels + CHUNK_COLUMNS;
+	bool		fits = typeinfo->natts == CHUNK_COLUMNS;
 	int			i;
 
-	for (i = 0; fits && i < typeinfo->natts; i++)
-		fits = TupleDescAttr(typeinfo, i)->atttypid ==
-			(i < scan->nlabels ? scan->labels[i].type :
-			 chunk_types[i - scan->nlabels]);
+	for (i = 0; fits && i < CHUNK_COLUMNS; i++)
+		fits = TupleDescAttr(typeinfo, i)->atttypid == chunk_types[i];
 	if (!fits)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("relation of metric \"%s\" changed while it was read",
-						scan->entry->metric),
-				 errhint("Retry the read.")));
-}
-
-/* Nothing to do at the end of the chunks. */
-static void
-chunk_shutdown(DestReceiver *self)
-{
-}
-
-static void
-chunk_destroy(DestReceiver *self)
-{
+		report_changed(receiver->scan);
 }
 
 /* Free a chunk receiver, its buffer and its context, once it has read. */
 static void
-chunk_receiver_free(DestReceiver *self)
+chunk_receiver_free(ChunkReceiver *receiver)
 {
-	ChunkReceiver *receiver = (ChunkReceiver *) self;
-
 	if (receiver->buffer != NULL)
 		pfree(receiver->buffer);
 	MemoryContextDelete(receiver->chunk_context);
-	pfree(receiver);
 }
 
-/* A receiver of the chunk statement's rows into a layout of its own. */
-static DestReceiver *
-chunk_receiver_create(PromSeriesSet *set, PromLayout *layout,
-					  const ChunkScan *cs, const PromQuery *query)
+/* Make a receiver of the chunk statement's rows into a layout of its own. */
+static void
+chunk_receiver_init(ChunkReceiver *receiver, PromSeriesSet *set,
+					const ChunkScan *cs)
 {
-	ChunkReceiver *receiver = palloc0(sizeof(ChunkReceiver));
-
-	receiver->pub.receiveSlot = chunk_receive;
-	receiver->pub.rStartup = chunk_startup;
-	receiver->pub.rShutdown = chunk_shutdown;
-	receiver->pub.rDestroy = chunk_destroy;
-	receiver->pub.mydest = DestNone;
+	memset(receiver, 0, sizeof(ChunkReceiver));
+	receiver_init(&receiver->pub, chunk_receive, chunk_startup);
 	receiver->set = set;
-	receiver->layout = layout;
+	receiver->layout = PromScanAddLayout(set, &cs->scan);
 	receiver->cs = cs;
 	receiver->scan = &cs->scan;
-	receiver->start_ms = query->start_ms;
-	receiver->end_ms = query->end_ms;
+	receiver->start_ms = cs->start_ms;
+	receiver->end_ms = cs->end_ms;
 	receiver->histograms = cs->histograms;
 	receiver->context = CurrentMemoryContext;
 	receiver->chunk_context = AllocSetContextCreate(CurrentMemoryContext,
 													"promread chunk",
 													ALLOCSET_DEFAULT_SIZES);
-	return &receiver->pub;
 }
 
 /*
- * Check that the caller may read a table of the metric's storage, as the
- * executor will: SELECT on the table, or on each of its columns.
+ * Take one row of the head statement (series_id, t, value) of a series
+ * selected; NOT NULL columns, but a NULL is a row without a sample, skipped
+ * as a row metric's is.
  */
-static void
-check_table_rights(Oid relid)
+static bool
+head_receive(TupleTableSlot *slot, DestReceiver *self)
 {
-	Oid			user = GetUserId();
+	HeadReceiver *receiver = (HeadReceiver *) self;
+	const SelectedSeries *series;
+	double		v;
 
-	if (pg_class_aclcheck(relid, user, ACL_SELECT) != ACLCHECK_OK &&
-		pg_attribute_aclcheck_all(relid, user, ACL_SELECT,
-								  ACLMASK_ALL) != ACLCHECK_OK)
-		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(relid));
+	slot_getallattrs(slot);
+	if (slot->tts_isnull[0] || slot->tts_isnull[1] || slot->tts_isnull[2])
+		return true;
+	series = series_map_find(receiver->cs->series,
+							 DatumGetInt64(slot->tts_values[0]));
+	if (series == NULL)
+		return true;
+	v = receiver->histograms ?
+		PromSeriesSetCopyHistogram(receiver->set, slot->tts_values[2]) :
+		DatumGetFloat8(slot->tts_values[2]);
+	PromSeriesSetAdd(receiver->set, receiver->layout, series->values,
+					 series->isnull, DatumGetInt64(slot->tts_values[1]), v);
+	return true;
+}
+
+/* Check, before the first row, that the rows are series_id, t and value. */
+static void
+head_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	HeadReceiver *receiver = (HeadReceiver *) self;
+	const MetricScan *scan = &receiver->cs->scan;
+
+	if (typeinfo->natts != 3 ||
+		TupleDescAttr(typeinfo, 0)->atttypid != INT8OID ||
+		TupleDescAttr(typeinfo, 1)->atttypid != INT8OID ||
+		TupleDescAttr(typeinfo, 2)->atttypid != scan->value_column.type)
+		report_changed(scan);
 }
 
 /* The run of a chunk metric's statements, as a skipping step. */
 typedef struct ChunkRun
 {
-	const ChunkScan *cs;
-	SPIPlanPtr	chunk_plan;
-	SPIPlanPtr	head_plan;
-	SPIExecuteOptions chunk_options;
-	SPIExecuteOptions head_options;
+	ChunkScan  *cs;
+	PromSeriesSet *set;
 } ChunkRun;
 
-/* Check the caller's rights, then read the chunks, then the head. */
+/*
+ * Select the series, then read their chunks, then their head rows, each
+ * into a layout of its own, made in that order (step 4 of the header
+ * comment).
+ */
 static void
 chunk_run_step(void *arg)
 {
 	ChunkRun   *run = (ChunkRun *) arg;
+	ChunkScan  *cs = run->cs;
+	ChunkReceiver chunks;
+	HeadReceiver head;
+	SPIExecuteOptions options;
 
-	check_table_rights(run->cs->storage.series);
-	check_table_rights(run->cs->storage.chunks);
-	check_table_rights(run->cs->storage.head);
-	PromScanRun(run->chunk_plan, &run->chunk_options, NULL);
-	PromScanRun(run->head_plan, &run->head_options, PromScanReadOnly);
+	if (PromChunkScanSelectSeries(cs) == 0)
+		return;
+	elog(DEBUG1, "promread scan of the chunks of metric \"%s\": %s",
+		 cs->scan.entry->metric, cs->chunks.sql.data);
+	elog(DEBUG1, "promread scan of the head of metric \"%s\": %s",
+		 cs->scan.entry->metric, cs->head.sql.data);
+
+	chunk_receiver_init(&chunks, run->set, cs);
+	memset(&options, 0, sizeof(options));
+	options.read_only = true;
+	options.params = PromScanStatementParams(&cs->chunks);
+	options.dest = &chunks.pub;
+	PromScanRun(PromScanCachedPlan(&cs->chunks), &options, NULL);
+	chunk_receiver_free(&chunks);
+
+	memset(&head, 0, sizeof(head));
+	receiver_init(&head.pub, head_receive, head_startup);
+	head.set = run->set;
+	head.layout = PromScanAddLayout(run->set, &cs->scan);
+	head.cs = cs;
+	head.histograms = cs->histograms;
+	options.params = PromScanStatementParams(&cs->head);
+	options.dest = &head.pub;
+	PromScanRun(PromScanCachedPlan(&cs->head), &options, NULL);
 }
 
 /*
@@ -479,34 +841,19 @@ PromScanChunkMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 {
 	ChunkScan	cs;
 	ChunkRun	run;
-	PromLayout *head_layout;
 	uint64		begin = PromPhaseBegin();
+	bool		prepared = PromChunkScanPrepare(entry, storage, query, named, &cs);
 
-	if (!PromChunkScanPrepare(entry, storage, query, named, &cs))
-	{
-		PromPhaseEnd(PROM_PHASE_PLAN, begin);
-		return;
-	}
-	memset(&run, 0, sizeof(run));
-	run.cs = &cs;
-	run.chunk_options.dest = chunk_receiver_create(set, PromScanAddLayout(set, &cs.scan),
-												   &cs, query);
-	run.head_options.dest = PromScanReceiverCreate(set, &cs.scan, &head_layout);
-	elog(DEBUG1, "promread scan of the chunks of metric \"%s\": %s",
-		 entry->metric, cs.chunks.sql.data);
-	elog(DEBUG1, "promread scan of the head of metric \"%s\": %s",
-		 entry->metric, cs.head.sql.data);
-	run.chunk_plan = PromScanCachedPlan(&cs.chunks);
-	run.head_plan = PromScanCachedPlan(&cs.head);
 	PromPhaseEnd(PROM_PHASE_PLAN, begin);
-
-	run.chunk_options.params = PromScanStatementParams(&cs.chunks);
-	run.chunk_options.read_only = true;
-	run.head_options.params = PromScanStatementParams(&cs.head);
-	run.head_options.read_only = true;
+	if (!prepared)
+		return;
+	elog(DEBUG1, "promread scan of the series of metric \"%s\": %s",
+		 entry->metric, cs.scan.stmt.sql.data);
+	run.cs = &cs;
+	run.set = set;
 	if (named)
 		chunk_run_step(&run);
 	else
 		(void) PromScanRunSkippingUnreadable(chunk_run_step, &run, set);
-	chunk_receiver_free(run.chunk_options.dest);
+	PromChunkScanFree(&cs);
 }

@@ -86,13 +86,19 @@ typedef struct MetricScan
 /* A DestReceiver's function that takes a row. */
 typedef bool (*ReceiveSlotFn) (TupleTableSlot *slot, DestReceiver *self);
 
+/* The series a read of a metric in chunk storage selected (scan_chunks.c). */
+typedef struct SeriesMap SeriesMap;
+
 /* The read of a metric in chunk storage for one query, before it runs. */
 typedef struct ChunkScan
 {
 	MetricScan	scan;			/* its stmt: the series the matchers select */
 	PromStorageEntry storage;	/* its tables */
-	ScanStatement chunks;		/* the chunks of those series in the range */
-	ScanStatement head;			/* their head rows in the range */
+	int64		start_ms;		/* the query's range */
+	int64		end_ms;
+	SeriesMap  *series;			/* the series selected, once read */
+	ScanStatement chunks;		/* their chunks in the range, once built */
+	ScanStatement head;			/* their head rows in the range, once built */
 	bool		histograms;		/* the metric's values are histograms */
 } ChunkScan;
 
@@ -123,6 +129,8 @@ extern bool PromChunkScanPrepare(const PromMetricEntry *entry,
 								 const PromStorageEntry *storage,
 								 const PromQuery *query, bool named,
 								 ChunkScan *cs);
+extern int64 PromChunkScanSelectSeries(ChunkScan *cs);
+extern void PromChunkScanFree(ChunkScan *cs);
 extern void PromScanChunkMetric(PromSeriesSet *set,
 								const PromMetricEntry *entry,
 								const PromStorageEntry *storage,

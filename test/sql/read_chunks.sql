@@ -320,7 +320,7 @@ SELECT count(*) AS series FROM prom_series('{__name__=~"rc_(rows|chunks)", job="
 -- reaches no chunk of the day before, one from 00:30 may
 SELECT line FROM prom_explain('rc_chunks{job!~"d.*", instance="i1"}',
 	'2024-01-01 00:30', '2024-01-01 01:00') line
-WHERE line ~ '^(metric|  decided|  chunks:|  head:)';
+WHERE line ~ '^(metric|  decided|  series:|  chunks:|  head:)';
 SELECT s AS start_time, bool_or(line LIKE '%rc_chunks#chunks_20231231%') AS reads_day_before,
 	bool_or(line LIKE '%rc_chunks#chunks_20240101%') AS reads_day
 FROM unnest(ARRAY['2024-01-01 00:30', '2024-01-01 03:00']) s,
@@ -479,6 +479,51 @@ SELECT labels ->> 'job' AS job, labels ->> 'instance' AS instance,
 FROM prom_series('rc_chunks', '2024-01-01', '2024-01-02') ORDER BY 2;
 RESET ROLE;
 ALTER TABLE "rc_chunks#series" DISABLE ROW LEVEL SECURITY;
+
+-- More series selected than the chunk and head statements list by id
+-- (4,096): they read the range, and skip the rows of the series the
+-- matchers leave out.  4,200 series of job a and 100 of job b, each with
+-- four samples compacted and two in the head: the answers are a row
+-- metric's of the same samples, for all, for a (not listed) and for b
+-- (listed), and under row-level security that leaves out a tenth of them
+SET promread.compact_after = 0;
+SELECT prom_create_metric('rc_many', '{job,instance}') IS NOT NULL AS created;
+INSERT INTO "rc_many#series" (labels_hash, job, instance)
+	SELECT i, CASE WHEN i <= 4200 THEN 'a' ELSE 'b' END, 'i' || i
+	FROM generate_series(1, 4300) i;
+INSERT INTO "rc_many#head"
+	SELECT series_id, 1704067200000 + k * 15000, series_id * 10 + k
+	FROM "rc_many#series", generate_series(0, 3) k;
+SELECT prom_compact('rc_many') > 0 AS compacted;
+RESET promread.compact_after;
+INSERT INTO "rc_many#head"
+	SELECT series_id, 1704067200000 + k * 15000, series_id * 10 + k
+	FROM "rc_many#series", generate_series(4, 5) k;
+CREATE TABLE rc_many_rows AS
+	SELECT h.t, s.job, s.instance, h.value AS v
+	FROM "rc_many#head" h JOIN "rc_many#series" s USING (series_id);
+INSERT INTO rc_many_rows
+	SELECT 1704067200000 + k * 15000, job, instance, series_id * 10 + k
+	FROM "rc_many#series", generate_series(0, 3) k;
+SELECT prom_register('rc_many_rows', time_column => 't');
+SELECT m AS matchers, (rc_compare('rc_many_rows', 'rc_many', m,
+	'2024-01-01', '2024-01-01 01:00')).*
+FROM unnest(ARRAY['', ', job="a"', ', job="b"', ', instance=~"i1.*"']) m;
+ALTER TABLE "rc_many#series" ENABLE ROW LEVEL SECURITY;
+CREATE POLICY rc_tenth ON "rc_many#series" FOR SELECT TO regress_rc_reader
+	USING (series_id % 10 = 0);
+GRANT SELECT ON "rc_many#series", "rc_many#chunks", "rc_many#head",
+	rc_many_rows TO regress_rc_reader;
+SET ROLE regress_rc_reader;
+SELECT m AS matchers, count(*) AS series, sum(cardinality(ts)) AS samples,
+	bool_and((labels ->> 'instance') ~ '0$') AS only_allowed
+FROM unnest(ARRAY['rc_many', 'rc_many{job="a"}', 'rc_many{job="b"}']) m,
+	prom_series(m, '2024-01-01', '2024-01-01 01:00')
+GROUP BY m ORDER BY m;
+RESET ROLE;
+SELECT prom_unregister('rc_many'), prom_unregister('rc_many_rows');
+DROP VIEW rc_many;
+DROP TABLE rc_many_rows, "rc_many#series", "rc_many#chunks", "rc_many#head";
 
 -- Limits apply as to rows: promread.max_samples counts the chunks' samples
 \set VERBOSITY sqlstate
