@@ -36,6 +36,7 @@ int			promread_write_storage = PROM_WRITE_STORAGE_CHUNKS;
 int			promread_max_histogram_buckets = 10000;
 int			promread_compact_after = 3600 * 1000;
 int			promread_write_series_cache = 65536;
+int			promread_write_max_new_metrics = 32;
 
 /* Values of promread.write_unknown_labels. */
 static const struct config_enum_entry write_refusal_options[] = {
@@ -182,6 +183,13 @@ _PG_init(void)
 							"A request whose series are all kept looks none up in the series table; 0 turns the cache off.",
 							&promread_write_series_cache,
 							65536, 0, INT_MAX / 2,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("promread.write_max_new_metrics",
+							"Most metrics one remote write creates.",
+							"A request that needs more creates that many, writes none of its samples and is answered with 503, so that Prometheus sends it again: each metric created holds about twenty locks until the transaction ends.",
+							&promread_write_max_new_metrics,
+							32, 1, 64,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("promread");

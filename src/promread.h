@@ -55,6 +55,7 @@ extern int	promread_write_storage;
 extern int	promread_max_histogram_buckets;
 extern int	promread_compact_after;
 extern int	promread_write_series_cache;
+extern int	promread_write_max_new_metrics;
 
 /* What remote write does with a label that has no column. */
 typedef enum PromWriteRefusal

@@ -29,7 +29,15 @@
  *    write_exemplars.c).  The
  *    metric's lock in the catalog is taken first (by a role that may
  *    create the table only) and the registration looked up again, so two
- *    writers create it once.
+ *    writers create it once.  A metric's relations are locked until the
+ *    transaction ends (about twenty for chunk storage), in the lock table
+ *    every session shares, so a request that needs more new metrics than
+ *    promread.write_max_new_metrics creates that many, writes none of its
+ *    samples, and is answered with a WARNING and response.status 503
+ *    (create_installment): the transaction commits what it created, and
+ *    Prometheus sends the request again, until every metric exists and the
+ *    request is written whole.  A first write of a Prometheus that scrapes
+ *    hundreds of metrics so takes a few tries rather than the lock table.
  * 3. A label the registration has no column for is added as a column to a
  *    table that remote write made (write_tables.c: its exclusive lock is
  *    polled for, not queued for, so that reads are not held up behind
@@ -233,6 +241,35 @@ PromWriteGroupEntry(const PromWriteGroup *group)
 }
 
 /*
+ * Refuse a group of both float samples and histograms (22023), unless its
+ * float samples are staleness markers (write_rows.c): a metric's value
+ * column holds one kind.
+ */
+static void
+check_value_kinds(const PromWriteGroup *group)
+{
+	if (PromWriteGroupSamples(group) > 0 && PromWriteGroupHistograms(group) > 0 &&
+		!PromWriteGroupSamplesStale(group))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("remote write request has both float samples and native histograms of metric \"%s\"",
+						group->metric),
+				 errdetail("A metric's value column holds either float8 or prom_histogram values.")));
+}
+
+/*
+ * Create a group's metric, writing nothing (create_installment); returns 0,
+ * the exemplars stored, as write_metric does.
+ */
+static int64
+create_metric(const PromWriteGroup *group)
+{
+	check_value_kinds(group);
+	(void) PromWriteGroupEntry(group);
+	return 0;
+}
+
+/*
  * Write the samples and exemplars of a group into its metric's relations,
  * returning how many exemplars were stored.  A group of both float
  * samples and histograms is refused (22023) before anything is created,
@@ -248,13 +285,7 @@ write_metric(const PromWriteGroup *group)
 {
 	int			attempt;
 
-	if (PromWriteGroupSamples(group) > 0 && PromWriteGroupHistograms(group) > 0 &&
-		!PromWriteGroupSamplesStale(group))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("remote write request has both float samples and native histograms of metric \"%s\"",
-						group->metric),
-				 errdetail("A metric's value column holds either float8 or prom_histogram values.")));
+	check_value_kinds(group);
 	for (attempt = 1;; attempt++)
 	{
 		PromMetricEntry *entry = PromWriteGroupEntry(group);
@@ -298,9 +329,10 @@ refuses_metric(int sqlerrcode)
 }
 
 /*
- * Write groups[lo, hi), but those already refused, in one subtransaction
- * with an SPI connection of its own, keeping in exemplars[] how many
- * exemplars of each were stored.  Returns hi when every one was written.
+ * Write groups[lo, hi) with write (write_metric, or create_metric), but
+ * those already refused, in one subtransaction with an SPI connection of
+ * its own, keeping in exemplars[] how many exemplars of each were stored.
+ * Returns hi when every one was written.
  * When one failed with an error that refuses its metric, the
  * subtransaction is rolled back, the error kept in refusals[] at the
  * group's index, and that index returned.  Any other error is thrown, the
@@ -308,7 +340,8 @@ refuses_metric(int sqlerrcode)
  */
 static int
 write_in_subtransaction(const PromWriteGroup *groups, ErrorData **refusals,
-						int64 *exemplars, int lo, int hi)
+						int64 *exemplars, int lo, int hi,
+						int64 (*write) (const PromWriteGroup *group))
 {
 	MemoryContext context = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -322,7 +355,7 @@ write_in_subtransaction(const PromWriteGroup *groups, ErrorData **refusals,
 		SPI_connect();
 		for (; current < hi; current++)
 			if (refusals[current] == NULL)
-				exemplars[current] = write_metric(&groups[current]);
+				exemplars[current] = write(&groups[current]);
 		SPI_finish();
 		ReleaseCurrentSubTransaction();
 	}
@@ -361,14 +394,14 @@ write_groups(const PromWriteGroup *groups, ErrorData **refusals, int64 *exemplar
 	while (start < ngroups)
 	{
 		int			refused = write_in_subtransaction(groups, refusals, exemplars,
-													  start, ngroups);
+													  start, ngroups, write_metric);
 
 		if (refused == ngroups)
 			break;
 		nrefused++;
 		while (refused > start &&
 			   write_in_subtransaction(groups, refusals, exemplars, start,
-									   refused) != refused)
+									   refused, write_metric) != refused)
 			nrefused++;
 		start = refused + 1;
 	}
@@ -380,6 +413,60 @@ write_groups(const PromWriteGroup *groups, ErrorData **refusals, int64 *exemplar
  * trigger fired by a write calls it.
  */
 static int	write_depth = 0;
+
+/*
+ * When the request needs more new metrics than
+ * promread.write_max_new_metrics, create that many (in the order of their
+ * names, each in a subtransaction of its own) and say so: true then, and
+ * nothing else of the request is written (see the header).  A metric whose
+ * creation is refused is left for the write that follows the last
+ * installment to refuse; when none could be created, that write follows at
+ * once.
+ */
+static bool
+create_installment(const PromWriteGroup *groups, ErrorData **refusals,
+				   int64 *exemplars, int ngroups)
+{
+	int			nmissing = 0;
+	int			created = 0;
+	int			i;
+
+	if (!promread_write_create_metrics)
+		return false;
+	for (i = 0; i < ngroups; i++)
+		if (PromCatalogFind(groups[i].metric) == NULL)
+			nmissing++;
+	if (nmissing <= promread_write_max_new_metrics)
+		return false;
+	for (i = 0; i < ngroups && created < promread_write_max_new_metrics; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (PromCatalogFind(groups[i].metric) != NULL)
+			continue;
+		if (write_in_subtransaction(groups, refusals, exemplars, i, i + 1,
+									create_metric) == i + 1)
+			created++;
+		else
+		{
+			FreeErrorData(refusals[i]);
+			refusals[i] = NULL;
+		}
+	}
+	if (created == 0)
+		return false;
+
+	if (write_depth == 1)
+		(void) set_config_option("response.status", "503", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_LOCAL, true, 0, false);
+	ereport(WARNING,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("remote write created %d of the %d metrics the request needs, and wrote none of its samples",
+					created, nmissing),
+			 errdetail("One remote write creates at most promread.write_max_new_metrics (%d) metrics, each of which holds about twenty locks until it commits.",
+					   promread_write_max_new_metrics),
+			 errhint("Send the request again.  Through PostgREST it is answered with 503, which Prometheus retries.")));
+	return true;
+}
 
 /* How many refused metrics the WARNING of refusals names one by one. */
 #define REFUSALS_NAMED			5
@@ -561,6 +648,14 @@ write_request(bytea *body, bool v2)
 	}
 	refusals = palloc0(sizeof(ErrorData *) * Max(ngroups, 1));
 	exemplars = palloc0(sizeof(int64) * Max(ngroups, 1));
+	if (create_installment(groups, refusals, exemplars, ngroups))
+	{
+		if (write_depth == 1)
+			set_written_headers(0, 0, 0, 0);
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(context);
+		return;
+	}
 	nrefused = write_groups(groups, refusals, exemplars, ngroups);
 	if (nrefused > 0)
 		report_refusals(groups, refusals, ngroups, nrefused);

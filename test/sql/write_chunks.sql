@@ -193,6 +193,49 @@ RESET ROLE;
 DROP TRIGGER wc_noop ON wc."wc_up#head";
 ALTER TABLE wc."wc_up#head" OWNER TO CURRENT_USER;
 
+-- A request that needs more new metrics than promread.write_max_new_metrics
+-- creates that many (in the order of their names), writes none of its
+-- samples, and is answered with 503 and a WARNING: each metric created
+-- holds its relations' locks until commit, in the lock table all sessions
+-- share.  Sent again, it creates the next ones, until it is written whole.
+-- A role that may create none of them is not asked to retry: the write
+-- refuses those metrics (42501, 400) and writes the others.
+SET promread.write_max_new_metrics = 2;
+CREATE FUNCTION wc_try_status(request bytea) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM set_config('response.headers', '', true);
+	PERFORM set_config('response.status', '', true);
+	PERFORM prom_remote_write(request);
+	RETURN 'status ' || coalesce(nullif(current_setting('response.status'), ''), '200')
+		|| ' ' || current_setting('response.headers');
+EXCEPTION WHEN others THEN
+	RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+CREATE FUNCTION wc_new_metrics(prefix text, n int) RETURNS bytea LANGUAGE sql AS $$
+	SELECT prom_write_request(jsonb_agg(jsonb_build_object(
+		'labels', jsonb_build_object('__name__', prefix || i, 'job', 'n'),
+		'samples', jsonb_build_array(jsonb_build_array(1700000000000 + i, i)))
+		ORDER BY i DESC) || '[{"labels": {"__name__": "wc_up", "job": "n"},
+			"samples": [[1700000000000, 7]]}]')
+	FROM generate_series(1, n) i $$;
+CREATE VIEW wc_new_state AS
+	SELECT (SELECT string_agg(metric, ',' ORDER BY metric) FROM prom_metrics
+			WHERE metric LIKE 'wc\_new\_%') AS metrics,
+		(SELECT count(*) FROM prom_series('{__name__=~"wc_new_.*|wc_up", job="n"}',
+			'2023-11-14', '2023-11-15')) AS series_written;
+SELECT wc_try_status(wc_new_metrics('wc_new_', 5));
+SELECT * FROM wc_new_state;
+SELECT wc_try_status(wc_new_metrics('wc_new_', 5));
+SELECT * FROM wc_new_state;
+SELECT wc_try_status(wc_new_metrics('wc_new_', 5));
+SELECT * FROM wc_new_state;
+GRANT INSERT ON wc."wc_up#head" TO wc_writer;
+SET ROLE wc_writer;
+SELECT wc_try_status(wc_new_metrics('wc_denied_', 3));
+RESET ROLE;
+SELECT count(*) AS none_created FROM prom_metrics WHERE metric LIKE 'wc\_denied\_%';
+RESET promread.write_max_new_metrics;
+
 -- promread.write_storage = rows creates a table, as before 0.5.0
 SET promread.write_storage = rows;
 SELECT try_json('[{"labels": {"__name__": "wc_rows_metric", "job": "r"}, "samples": [[1700000000000, 1]]}]');
