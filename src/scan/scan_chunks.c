@@ -27,7 +27,7 @@
  *    plan, and the series' labels are read once, not once a chunk:
  *      - the series statement reads the id and label columns of the series
  *        the matchers select.  Its rows become a map from id to label
- *        values (SeriesMap), held in an arena that promread.max_memory
+ *        values (series_map.c), held in an arena that promread.max_memory
  *        bounds.  When it selects no series, nothing else runs: a read of
  *        a series that does not exist costs one small statement;
  *      - the chunk statement reads the chunks that reach into [start,
@@ -38,9 +38,10 @@
  *      - the head statement reads the head rows with start <= t <= end.
  *    When the matchers are predicates and they select at most
  *    MAX_LISTED_SERIES series, the chunk and head statements also take
- *    series_id = ANY(the ids): the planner then probes m#chunks' index of
- *    (series_id, min_time) for a few series rather than reading the
- *    range's every chunk.  Otherwise (no matcher past the name, or more
+ *    series_id = ANY(the ids), and the chunk statement the windows of the
+ *    range as keys of m#chunks' index, (min_time / 2 h) = ANY(the
+ *    windows): the planner then searches the index for each window and
+ *    series rather than reading the range's every chunk.  Otherwise (no matcher past the name, or more
  *    series, whose long list the planner would estimate element by
  *    element) they read the range, and a row whose series the map does not
  *    hold (one the matchers or row-level security leave out) is skipped.
@@ -94,7 +95,6 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
@@ -109,33 +109,11 @@
  */
 #define MAX_LISTED_SERIES	4096
 
-/* A series the series statement selected: its id and label values. */
-typedef struct SelectedSeries
-{
-	int64		id;
-	Datum	   *values;			/* of the label columns, copied */
-	bool	   *isnull;
-} SelectedSeries;
-
 /*
- * The series a read selected, by id: the series, then an open-addressing
- * hash of them, all in an arena (promread.max_memory bounds it).
+ * Windows past this many (85 days) are not listed in the chunk statement:
+ * the index would be searched windows times series times.
  */
-struct SeriesMap
-{
-	PromArena  *arena;
-	MemoryContext context;		/* the arena's, deleted with the map */
-	int			nlabels;
-	int16	   *typlen;			/* of each label column */
-	bool	   *typbyval;
-	SelectedSeries **series;
-	int64		count;
-	int64		capacity;
-	SelectedSeries **slots;		/* the hash, a power of two of them */
-	uint64		mask;
-	int			shift;			/* 64 - log2(slots) */
-	const SelectedSeries *last; /* the previous lookup's */
-};
+#define MAX_LISTED_WINDOWS	1024
 
 /* Receives the series statement's rows (series_id, labels) into a map. */
 typedef struct SeriesReceiver
@@ -248,142 +226,6 @@ PromChunkScanPrepare(const PromMetricEntry *entry,
 	return true;
 }
 
-/* The map's slot of a series id: Fibonacci hashing of the id. */
-static inline uint64
-series_slot(const SeriesMap *map, int64 id)
-{
-	return ((uint64) id * UINT64CONST(0x9E3779B97F4A7C15)) >> map->shift;
-}
-
-/* An empty map of the scan's series, its arena in a context of its own. */
-static SeriesMap *
-series_map_create(const MetricScan *scan)
-{
-	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext,
-												  "promread selected series",
-												  ALLOCSET_SMALL_SIZES);
-	SeriesMap  *map = MemoryContextAllocZero(context, sizeof(SeriesMap));
-	int			i;
-
-	map->context = context;
-	map->arena = PromArenaCreate(context);
-	map->nlabels = scan->nlabels;
-	map->typlen = MemoryContextAlloc(context, sizeof(int16) * Max(scan->nlabels, 1));
-	map->typbyval = MemoryContextAlloc(context, sizeof(bool) * Max(scan->nlabels, 1));
-	for (i = 0; i < scan->nlabels; i++)
-		get_typlenbyval(scan->labels[i].type, &map->typlen[i], &map->typbyval[i]);
-	return map;
-}
-
-/*
- * Add a series to the map: its id and its label values, copied (detoasted)
- * into the arena.  Its values array has a slot more than the label columns,
- * NULL, where a layout's constant __name__ would be.
- */
-static void
-series_map_add(SeriesMap *map, int64 id, const Datum *values, const bool *isnull)
-{
-	int			n = map->nlabels;
-	SelectedSeries *series;
-	int			i;
-
-	if (map->count == map->capacity)
-	{
-		int64		capacity = Max(64, map->capacity * 2);
-		SelectedSeries **grown = PromArenaAlloc(map->arena,
-												sizeof(SelectedSeries *) * capacity);
-
-		if (map->count > 0)
-		{
-			memcpy(grown, map->series, sizeof(SelectedSeries *) * map->count);
-			PromArenaFree(map->arena, map->series,
-						  sizeof(SelectedSeries *) * map->capacity);
-		}
-		map->series = grown;
-		map->capacity = capacity;
-	}
-	series = PromArenaAlloc(map->arena, sizeof(SelectedSeries) +
-							(sizeof(Datum) + sizeof(bool)) * (n + 1));
-	series->id = id;
-	series->values = (Datum *) (series + 1);
-	series->isnull = (bool *) (series->values + n + 1);
-	for (i = 0; i < n; i++)
-	{
-		series->isnull[i] = isnull[i];
-		if (isnull[i] || map->typbyval[i])
-			series->values[i] = isnull[i] ? (Datum) 0 : values[i];
-		else
-		{
-			Pointer		value = map->typlen[i] == -1 ?
-				(Pointer) PG_DETOAST_DATUM_PACKED(values[i]) :
-				DatumGetPointer(values[i]);
-			Size		size = datumGetSize(PointerGetDatum(value), false,
-											map->typlen[i]);
-			void	   *copy = PromArenaAlloc(map->arena, size);
-
-			memcpy(copy, value, size);
-			series->values[i] = PointerGetDatum(copy);
-			if (value != DatumGetPointer(values[i]))
-				pfree(value);
-		}
-	}
-	series->values[n] = (Datum) 0;
-	series->isnull[n] = true;
-	map->series[map->count++] = series;
-}
-
-/* Make the map's hash once every series is in. */
-static void
-series_map_index(SeriesMap *map)
-{
-	uint64		nslots = 2;
-	int64		i;
-
-	map->shift = 63;
-	while (nslots < (uint64) map->count * 2)
-	{
-		nslots *= 2;
-		map->shift--;
-	}
-	map->mask = nslots - 1;
-	map->slots = PromArenaAlloc(map->arena, sizeof(SelectedSeries *) * nslots);
-	memset(map->slots, 0, sizeof(SelectedSeries *) * nslots);
-	for (i = 0; i < map->count; i++)
-	{
-		uint64		slot = series_slot(map, map->series[i]->id);
-
-		while (map->slots[slot] != NULL)
-			slot = (slot + 1) & map->mask;
-		map->slots[slot] = map->series[i];
-	}
-}
-
-/*
- * The series of an id, NULL when the series statement did not select it:
- * the previous lookup's series first, as a series' rows mostly come
- * together, then the hash.
- */
-static inline const SelectedSeries *
-series_map_find(SeriesMap *map, int64 id)
-{
-	uint64		slot;
-
-	if (map->last != NULL && map->last->id == id)
-		return map->last;
-	for (slot = series_slot(map, id); map->slots[slot] != NULL;
-		 slot = (slot + 1) & map->mask)
-		if (map->slots[slot]->id == id)
-			return map->last = map->slots[slot];
-	return NULL;
-}
-
-/* Free the map and its arena. */
-static void
-series_map_free(SeriesMap *map)
-{
-	MemoryContextDelete(map->context);
-}
-
 /* Take one row of the series statement: series_id, then the labels. */
 static bool
 series_receive(TupleTableSlot *slot, DestReceiver *self)
@@ -393,7 +235,7 @@ series_receive(TupleTableSlot *slot, DestReceiver *self)
 	slot_getallattrs(slot);
 	if (slot->tts_isnull[0])
 		return true;			/* no series a chunk could name */
-	series_map_add(receiver->map, DatumGetInt64(slot->tts_values[0]),
+	PromSeriesMapAdd(receiver->map, DatumGetInt64(slot->tts_values[0]),
 				   slot->tts_values + 1, slot->tts_isnull + 1);
 	return true;
 }
@@ -454,6 +296,41 @@ receiver_init(DestReceiver *receiver, ReceiveSlotFn receive,
 }
 
 /*
+ * Give the chunk statement the keys of m#chunks' index, (min_time / 2 h,
+ * series_id), of the chunks with after < min_time <= end: their windows,
+ * as SQL's division (toward zero) numbers them, each searched with each
+ * series listed.  Not when there are too many of them.
+ */
+static void
+add_window_keys(ScanStatement *stmt, int64 after, int64 end)
+{
+	int64		first;
+	int64		last;
+	Datum	   *keys;
+	int			n;
+
+	if (after >= end)
+		return;
+	first = (after + 1) / PROM_CHUNK_WINDOW_MS;
+	last = end / PROM_CHUNK_WINDOW_MS;
+	if (last - first >= MAX_LISTED_WINDOWS)
+		return;
+	n = (int) (last - first + 1);
+	keys = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+		keys[i] = Int64GetDatum(first + i);
+	stmt->param_types[stmt->nparams] = INT8ARRAYOID;
+	stmt->param_values[stmt->nparams] =
+		PointerGetDatum(construct_array(keys, n, INT8OID, sizeof(int64), true,
+										TYPALIGN_DOUBLE));
+	stmt->nparams++;
+	appendStringInfo(&stmt->sql,
+					 " AND (min_time OPERATOR(pg_catalog./) " INT64_FORMAT
+					 ") OPERATOR(pg_catalog.=) ANY ($%d)",
+					 PROM_CHUNK_WINDOW_MS, stmt->nparams);
+}
+
+/*
  * Build the chunk and head statements for the series selected (step 3 of
  * the header comment): the series listed when the matchers were predicates
  * and selected few enough, for explain also when they selected none.
@@ -464,7 +341,7 @@ build_statements(ChunkScan *cs)
 	const MetricScan *scan = &cs->scan;
 	SeriesMap  *map = cs->series;
 	bool		listed = scan->stmt.sql.len > scan->predicates &&
-		map->count <= MAX_LISTED_SERIES;
+		PromSeriesMapCount(map) <= MAX_LISTED_SERIES;
 	ScanStatement *stmts[2] = {&cs->chunks, &cs->head};
 	int			k;
 
@@ -497,15 +374,7 @@ build_statements(ChunkScan *cs)
 	}
 	if (listed)
 	{
-		Datum	   *ids = palloc(sizeof(Datum) * Max(map->count, 1));
-		Datum		array;
-		int64		i;
-
-		for (i = 0; i < map->count; i++)
-			ids[i] = Int64GetDatum(map->series[i]->id);
-		array = PointerGetDatum(construct_array(ids, (int) map->count, INT8OID,
-												sizeof(int64), true,
-												TYPALIGN_DOUBLE));
+		Datum		array = PromSeriesMapIds(map);
 		for (k = 0; k < 2; k++)
 		{
 			stmts[k]->param_types[3] = INT8ARRAYOID;
@@ -514,6 +383,8 @@ build_statements(ChunkScan *cs)
 			appendStringInfoString(&stmts[k]->sql,
 								   " AND series_id OPERATOR(pg_catalog.=) ANY ($4)");
 		}
+		add_window_keys(&cs->chunks, DatumGetInt64(cs->chunks.param_values[2]),
+						cs->end_ms);
 	}
 }
 
@@ -551,15 +422,15 @@ PromChunkScanSelectSeries(ChunkScan *cs)
 	memset(&receiver, 0, sizeof(receiver));
 	receiver_init(&receiver.pub, series_receive, series_startup);
 	receiver.scan = &cs->scan;
-	receiver.map = cs->series = series_map_create(&cs->scan);
+	receiver.map = cs->series = PromSeriesMapCreate(&cs->scan);
 	memset(&options, 0, sizeof(options));
 	options.params = PromScanStatementParams(&cs->scan.stmt);
 	options.read_only = true;
 	options.dest = &receiver.pub;
 	PromScanRun(PromScanCachedPlan(&cs->scan.stmt), &options, NULL);
-	series_map_index(cs->series);
+	PromSeriesMapIndex(cs->series);
 	build_statements(cs);
-	return cs->series->count;
+	return PromSeriesMapCount(cs->series);
 }
 
 /* Free what PromChunkScanSelectSeries made. */
@@ -567,7 +438,7 @@ void
 PromChunkScanFree(ChunkScan *cs)
 {
 	if (cs->series != NULL)
-		series_map_free(cs->series);
+		PromSeriesMapFree(cs->series);
 	cs->series = NULL;
 }
 
@@ -598,7 +469,7 @@ report_bad_chunk(const ChunkReceiver *receiver, TupleTableSlot *slot,
  */
 static void
 keep_chunk(ChunkReceiver *receiver, TupleTableSlot *slot,
-		   const SelectedSeries *series, int encoding, bytea *chunk)
+		   const PromSelectedSeries *series, int encoding, bytea *chunk)
 {
 	const uint8 *data = (const uint8 *) VARDATA_ANY(chunk);
 	PromStoredChunk stored;
@@ -627,7 +498,7 @@ static bool
 chunk_receive(TupleTableSlot *slot, DestReceiver *self)
 {
 	ChunkReceiver *receiver = (ChunkReceiver *) self;
-	const SelectedSeries *series;
+	const PromSelectedSeries *series;
 	MemoryContext oldcxt;
 	int			encoding;
 	bytea	   *chunk;
@@ -640,7 +511,7 @@ chunk_receive(TupleTableSlot *slot, DestReceiver *self)
 	for (i = 0; i < CHUNK_COLUMNS; i++)
 		if (slot->tts_isnull[i])
 			report_bad_chunk(receiver, slot, "has a NULL column");
-	series = series_map_find(receiver->cs->series,
+	series = PromSeriesMapFind(receiver->cs->series,
 							 DatumGetInt64(slot->tts_values[0]));
 	if (series == NULL)
 		return true;
@@ -750,13 +621,13 @@ static bool
 head_receive(TupleTableSlot *slot, DestReceiver *self)
 {
 	HeadReceiver *receiver = (HeadReceiver *) self;
-	const SelectedSeries *series;
+	const PromSelectedSeries *series;
 	double		v;
 
 	slot_getallattrs(slot);
 	if (slot->tts_isnull[0] || slot->tts_isnull[1] || slot->tts_isnull[2])
 		return true;
-	series = series_map_find(receiver->cs->series,
+	series = PromSeriesMapFind(receiver->cs->series,
 							 DatumGetInt64(slot->tts_values[0]));
 	if (series == NULL)
 		return true;

@@ -86,8 +86,17 @@ typedef struct MetricScan
 /* A DestReceiver's function that takes a row. */
 typedef bool (*ReceiveSlotFn) (TupleTableSlot *slot, DestReceiver *self);
 
-/* The series a read of a metric in chunk storage selected (scan_chunks.c). */
+/* The series a read of a metric in chunk storage selected (series_map.c). */
 typedef struct SeriesMap SeriesMap;
+
+/* A series the series statement selected: its id and label values. */
+typedef struct PromSelectedSeries
+{
+	int64		id;
+	Datum	   *values;			/* of the label columns, copied; a slot
+								 * more, NULL */
+	bool	   *isnull;
+} PromSelectedSeries;
 
 /* The read of a metric in chunk storage for one query, before it runs. */
 typedef struct ChunkScan
@@ -123,6 +132,16 @@ extern void PromScanRun(SPIPlanPtr plan, SPIExecuteOptions *options,
 						ReceiveSlotFn read_only);
 extern bool PromScanRunSkippingUnreadable(void (*step) (void *arg), void *arg,
 										  PromSeriesSet *set);
+
+/* in series_map.c */
+extern SeriesMap *PromSeriesMapCreate(const MetricScan *scan);
+extern void PromSeriesMapAdd(SeriesMap *map, int64 id, const Datum *values,
+							 const bool *isnull);
+extern void PromSeriesMapIndex(SeriesMap *map);
+extern const PromSelectedSeries *PromSeriesMapFind(SeriesMap *map, int64 id);
+extern int64 PromSeriesMapCount(const SeriesMap *map);
+extern Datum PromSeriesMapIds(const SeriesMap *map);
+extern void PromSeriesMapFree(SeriesMap *map);
 
 /* in scan_chunks.c */
 extern bool PromChunkScanPrepare(const PromMetricEntry *entry,

@@ -31,7 +31,7 @@
  *    deleted and decoded, merged with the head's samples (a head sample
  *    replaces a chunk's sample of the same millisecond) and cut again.
  *    The series of a window are looked up so in one statement (series_id =
- *    ANY, by the index on (series_id, min_time)).
+ *    ANY, by the index on (min_time / 2 h, series_id)).
  * 5. Compactions of one metric wait for each other: each takes SHARE
  *    UPDATE EXCLUSIVE on m#head, which writers (ROW EXCLUSIVE) and readers
  *    do not wait for.  A compaction runs in READ COMMITTED only, where each
@@ -292,7 +292,8 @@ static void
 take_stored_chunks(Compaction *c, SeriesSamples **all, int n)
 {
 	Datum	   *ids = MemoryContextAlloc(c->window_cxt, sizeof(Datum) * n);
-	Datum		args[3];
+	Datum		args[4];
+	Datum		keys[2];
 	SPITupleTable *rows;
 	uint64		nrows;
 	uint64		i;
@@ -304,6 +305,11 @@ take_stored_chunks(Compaction *c, SeriesSamples **all, int n)
 											  TYPALIGN_DOUBLE));
 	args[1] = Int64GetDatum(c->lo);
 	args[2] = Int64GetDatum(c->hi);
+	/* the index's keys of the window: SQL's division truncates toward zero */
+	keys[0] = Int64GetDatum(c->lo / PROM_CHUNK_WINDOW_MS);
+	keys[1] = Int64GetDatum((c->hi - 1) / PROM_CHUNK_WINDOW_MS);
+	args[3] = PointerGetDatum(construct_array(keys, 2, INT8OID, 8, FLOAT8PASSBYVAL,
+											  TYPALIGN_DOUBLE));
 	if (SPI_execute_plan(c->probe_plan, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the chunks of metric \"%s\"", c->entry->metric);
 	rows = SPI_tuptable;
@@ -655,11 +661,12 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 	c->window_plan = prepare(psprintf("WITH d AS (DELETE FROM %s WHERE t >= $1 AND t < $2 AND abs(series_id %% $3) = $4 "
 									  "RETURNING series_id, t, value) SELECT series_id, t, value FROM d",
 									  head), 4, types);
-	types[0] = INT8ARRAYOID;
+	types[0] = types[3] = INT8ARRAYOID;
 	c->probe_plan = prepare(psprintf("WITH d AS (DELETE FROM %s WHERE series_id = ANY ($1) AND min_time >= $2 AND min_time < $3 "
+									 "AND (min_time OPERATOR(pg_catalog./) " INT64_FORMAT ") = ANY ($4) "
 									 "RETURNING series_id, min_time, encoding, chunk) "
 									 "SELECT series_id, encoding, chunk FROM d ORDER BY series_id, min_time",
-									 chunks), 3, types);
+									 chunks, PROM_CHUNK_WINDOW_MS), 4, types);
 	types[0] = types[1] = types[2] = INT8ARRAYOID;
 	types[3] = INT2ARRAYOID;
 	types[4] = BYTEAARRAYOID;

@@ -157,7 +157,12 @@ create_relations(const char *metric, Oid nspid, bool histograms,
 					 PROM_CHUNK_WINDOW_MS, PROM_CHUNK_WINDOW_MS);
 	PromRunDDL(sql.data);
 	resetStringInfo(&sql);
-	appendStringInfo(&sql, "CREATE INDEX ON %s (series_id, min_time)", quoted[2]);
+	/*
+	 * by window first: compaction appends a window's chunks at the index's
+	 * end, and a series' chunks of a window share one deduplicated key
+	 */
+	appendStringInfo(&sql, "CREATE INDEX ON %s ((min_time OPERATOR(pg_catalog./) "
+					 INT64_FORMAT "), series_id)", quoted[2], PROM_CHUNK_WINDOW_MS);
 	PromRunDDL(sql.data);
 
 	resetStringInfo(&sql);

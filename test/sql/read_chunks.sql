@@ -525,6 +525,30 @@ SELECT prom_unregister('rc_many'), prom_unregister('rc_many_rows');
 DROP VIEW rc_many;
 DROP TABLE rc_many_rows, "rc_many#series", "rc_many#chunks", "rc_many#head";
 
+-- Before 1970 too: m#chunks' index is by window as SQL's division numbers
+-- it (toward zero), and a read of a few series lists those keys.  Samples
+-- every 10 minutes from 1969-12-31 20:00 to 1970-01-01 04:00, compacted,
+-- then a late one in a window before 1970, compacted again (merged): every
+-- read, from ranges that start and end on either side, sees them all
+SET promread.compact_after = 0;
+SELECT prom_create_metric('rc_neg', '{job}') IS NOT NULL AS created;
+INSERT INTO "rc_neg#series" (labels_hash, job) VALUES (1, 'a'), (2, 'b');
+INSERT INTO "rc_neg#head"
+	SELECT s, k * 600000, k + s / 10.0 FROM generate_series(-24, 24) k, generate_series(1, 2) s;
+SELECT prom_compact('rc_neg') > 0 AS compacted;
+INSERT INTO "rc_neg#head" VALUES (1, -5400000 + 1, 0.5);
+SELECT prom_compact('rc_neg') > 0 AS compacted;
+RESET promread.compact_after;
+SELECT count(*) AS head_rows FROM "rc_neg#head";
+SELECT s, e, sel, (SELECT sum(cardinality(ts)) FROM prom_series(sel, s::timestamptz, e::timestamptz)) AS samples
+FROM unnest(ARRAY['1969-12-31 20:00+00', '1969-12-31 23:10+00', '1970-01-01 01:00+00']) s,
+	unnest(ARRAY['1969-12-31 23:50+00', '1970-01-01 04:00+00']) e,
+	unnest(ARRAY['rc_neg{job="a"}', 'rc_neg']) sel
+WHERE s < e ORDER BY 1, 2, 3;
+SELECT prom_unregister('rc_neg');
+DROP VIEW rc_neg;
+DROP TABLE "rc_neg#series", "rc_neg#chunks", "rc_neg#head";
+
 -- Limits apply as to rows: promread.max_samples counts the chunks' samples
 \set VERBOSITY sqlstate
 SET promread.max_samples = 100;
