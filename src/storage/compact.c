@@ -9,7 +9,8 @@
  *    now() - promread.compact_after, oldest first.  A window's head rows
  *    are deleted and returned in one statement (DELETE ... RETURNING in a
  *    CTE), read through a cursor in batches in the order they lie in (no
- *    sort: sorting by series and time cost about as much as the DELETE),
+ *    sort: a sort of the window's rows by series and time would spill to
+ *    disk, where grouping in C needs none),
  *    gathered by series in a hash table, each series put in time order in
  *    C (it usually is already: remote write appends in time order), then
  *    cut into chunks, series by series in id order, the chunks inserted in
@@ -46,11 +47,12 @@
  *    CREATE INDEX take, compaction being maintenance) is read in passes,
  *    each deleting the rows of the series whose id modulo the passes is the
  *    pass's number: the window's rows are counted when the windows are
- *    listed.  A series costs about 100 bytes besides, left out of the
- *    estimate (counting series would take a sort): a window of one row a
- *    series takes about three times its share.  A series' merge and cut
- *    live in a context reset per series; rows come in batches of
- *    FETCH_ROWS and chunks go in batches of INSERT_CHUNKS.
+ *    listed.  Each series' hash entry is left out of the estimate
+ *    (counting series would take a sort), so a window of few rows a series
+ *    goes over it.  The stored chunks of a pass's series (4.) are held as
+ *    stored, each series' decoded only while it is compacted.  A series'
+ *    decoding, merge and cut live in a context reset per series; rows come
+ *    in batches of FETCH_ROWS and chunks go in batches of INSERT_CHUNKS.
  *
  *-------------------------------------------------------------------------
  */
@@ -121,6 +123,7 @@ typedef struct Compaction
 	HTAB	   *series;
 	SeriesSamples *last;		/* the one of the last row read */
 	int64		series_id;		/* the one being cut */
+	uint64		stored_next;	/* the next of the pass's stored chunks */
 
 	/* the chunks waiting for their insert */
 	int			nchunks;
@@ -285,18 +288,17 @@ sort_stored(SeriesSamples *s)
 
 /*
  * Delete the chunks of the window of the pass's series (all, n of them, in
- * id order) and give each series its chunks' samples (4. above); in
- * window_cxt.  One statement a pass: most windows have no chunks yet.
+ * id order) and return them, in series order (4. above): one statement a
+ * pass, as most windows have no chunks yet.  Each series' are decoded when
+ * it is compacted (take_stored_samples), so that the pass holds its chunks
+ * as stored, not their samples; the caller frees the rows.
  */
-static void
+static SPITupleTable *
 take_stored_chunks(Compaction *c, SeriesSamples **all, int n)
 {
-	Datum	   *ids = MemoryContextAlloc(c->window_cxt, sizeof(Datum) * n);
-	Datum		args[4];
-	Datum		keys[2];
-	SPITupleTable *rows;
-	uint64		nrows;
-	uint64		i;
+	MemoryContext old = MemoryContextSwitchTo(c->window_cxt);
+	Datum	   *ids = palloc(sizeof(Datum) * n);
+	Datum		args[3];
 	int			k;
 
 	for (k = 0; k < n; k++)
@@ -305,28 +307,48 @@ take_stored_chunks(Compaction *c, SeriesSamples **all, int n)
 											  TYPALIGN_DOUBLE));
 	args[1] = Int64GetDatum(c->lo);
 	args[2] = Int64GetDatum(c->hi);
-	/* the index's keys of the window: SQL's division truncates toward zero */
-	keys[0] = Int64GetDatum(c->lo / PROM_CHUNK_WINDOW_MS);
-	keys[1] = Int64GetDatum((c->hi - 1) / PROM_CHUNK_WINDOW_MS);
-	args[3] = PointerGetDatum(construct_array(keys, 2, INT8OID, 8, FLOAT8PASSBYVAL,
-											  TYPALIGN_DOUBLE));
+	MemoryContextSwitchTo(old);
 	if (SPI_execute_plan(c->probe_plan, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the chunks of metric \"%s\"", c->entry->metric);
-	rows = SPI_tuptable;
-	nrows = SPI_processed;
-	for (i = 0; i < nrows; i++)
+	c->stored_next = 0;
+	return SPI_tuptable;
+}
+
+/* The id of a chunk row that take_stored_chunks returned. */
+static int64
+stored_chunk_series(SPITupleTable *rows, uint64 i)
+{
+	bool		isnull;
+
+	return DatumGetInt64(SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull));
+}
+
+/*
+ * Give a series the samples of its stored chunks, the next rows of those
+ * take_stored_chunks returned, decoded in series_cxt.  A row of a series
+ * before it was not asked for.
+ */
+static void
+take_stored_samples(Compaction *c, SPITupleTable *rows, SeriesSamples *s)
+{
+	MemoryContext old = MemoryContextSwitchTo(c->series_cxt);
+
+	for (; c->stored_next < rows->numvals; c->stored_next++)
 	{
-		MemoryContext old = MemoryContextSwitchTo(c->window_cxt);
+		uint64		i = c->stored_next;
+		int64		id = stored_chunk_series(rows, i);
 		bool		isnull;
-		int64		id = DatumGetInt64(SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull));
-		int			encoding = DatumGetInt16(SPI_getbinval(rows->vals[i], rows->tupdesc, 2, &isnull));
-		bytea	   *chunk = DatumGetByteaPP(SPI_getbinval(rows->vals[i], rows->tupdesc, 3, &isnull));
-		SeriesSamples *s = hash_search(c->series, &id, HASH_FIND, NULL);
+		int			encoding;
+		bytea	   *chunk;
 		PromSample *decoded;
 		int			ndecoded;
 
-		if (s == NULL)
+		if (id > s->series_id)
+			break;
+		if (id < s->series_id)
 			elog(ERROR, "chunk of series " INT64_FORMAT " was not asked for", id);
+		CHECK_FOR_INTERRUPTS();
+		encoding = DatumGetInt16(SPI_getbinval(rows->vals[i], rows->tupdesc, 2, &isnull));
 		if (c->histograms == (encoding == PROM_CHUNK_XOR))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
@@ -334,17 +356,21 @@ take_stored_chunks(Compaction *c, SeriesSamples **all, int n)
 							id, c->entry->metric, encoding),
 					 errdetail("The metric's samples are %s.",
 							   c->histograms ? "histograms" : "floats")));
+		chunk = DatumGetByteaPP(SPI_getbinval(rows->vals[i], rows->tupdesc, 3, &isnull));
 		decoded = PromStorageDecodeChunk(encoding, chunk, &ndecoded);
-		s->stored = s->stored == NULL ? palloc(sizeof(PromSample) * ndecoded) :
-			repalloc(s->stored, sizeof(PromSample) * (s->nstored + ndecoded));
-		memcpy(s->stored + s->nstored, decoded, sizeof(PromSample) * ndecoded);
+		if (s->stored == NULL)
+			s->stored = decoded;
+		else
+		{
+			s->stored = repalloc(s->stored, sizeof(PromSample) * (s->nstored + ndecoded));
+			memcpy(s->stored + s->nstored, decoded, sizeof(PromSample) * ndecoded);
+			pfree(decoded);
+		}
 		s->nstored += ndecoded;
-		MemoryContextSwitchTo(old);
 	}
-	SPI_freetuptable(rows);
-	for (k = 0; k < n; k++)
-		if (all[k]->nstored > 0)
-			sort_stored(all[k]);
+	MemoryContextSwitchTo(old);
+	if (s->nstored > 0)
+		sort_stored(s);
 }
 
 /*
@@ -512,6 +538,7 @@ compact_pass(Compaction *c, int npasses, int pass)
 	Portal		portal;
 	SeriesSamples **all;
 	SeriesSamples *s;
+	SPITupleTable *stored;
 	long		n;
 	long		i;
 
@@ -566,9 +593,16 @@ compact_pass(Compaction *c, int npasses, int pass)
 	while ((s = hash_seq_search(&seq)) != NULL)
 		all[i++] = s;
 	qsort(all, n, sizeof(SeriesSamples *), compare_series_ids);
-	take_stored_chunks(c, all, n);
+	stored = take_stored_chunks(c, all, n);
 	for (i = 0; i < n; i++)
+	{
+		take_stored_samples(c, stored, all[i]);
 		finish_series(c, all[i]);
+	}
+	if (c->stored_next < stored->numvals)
+		elog(ERROR, "chunk of series " INT64_FORMAT " was not asked for",
+			 stored_chunk_series(stored, c->stored_next));
+	SPI_freetuptable(stored);
 	insert_chunks(c);
 }
 
@@ -633,10 +667,13 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 							&bound))
 		return 0;
 	args[0] = Int64GetDatum(bound);
-	if (SPI_execute_with_args(psprintf("SELECT t / %lld - (t %% %lld < 0)::int, count(*), sum(pg_column_size(value)) "
+	/* a histogram's stored bytes count too (7. above), a float's do not */
+	if (SPI_execute_with_args(psprintf("SELECT t / %lld - (t %% %lld < 0)::int, count(*), %s "
 									   "FROM %s WHERE t < $1 GROUP BY 1 ORDER BY 1",
 									   (long long) PROM_CHUNK_WINDOW_MS,
-									   (long long) PROM_CHUNK_WINDOW_MS, head),
+									   (long long) PROM_CHUNK_WINDOW_MS,
+									   c->histograms ? "sum(pg_column_size(value))" : "0::int8",
+									   head),
 							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list the windows of metric \"%s\"", entry->metric);
 	nwindows = SPI_processed;
@@ -653,7 +690,7 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 
 		windows[i] = DatumGetInt64(SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull));
 		/* 7. above: histograms are held as stored, floats in PromSamples */
-		bytes = rows * (int64) ROW_BYTES + (c->histograms ? bytes : 0);
+		bytes += rows * (int64) ROW_BYTES;
 		npasses[i] = (int) Min(bytes / ((int64) maintenance_work_mem * 1024) + 1, MAX_PASSES);
 	}
 	SPI_freetuptable(SPI_tuptable);
@@ -661,12 +698,15 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 	c->window_plan = prepare(psprintf("WITH d AS (DELETE FROM %s WHERE t >= $1 AND t < $2 AND abs(series_id %% $3) = $4 "
 									  "RETURNING series_id, t, value) SELECT series_id, t, value FROM d",
 									  head), 4, types);
-	types[0] = types[3] = INT8ARRAYOID;
+	types[0] = INT8ARRAYOID;
+	/* the index's keys of [$2, $3): SQL's division truncates toward zero */
 	c->probe_plan = prepare(psprintf("WITH d AS (DELETE FROM %s WHERE series_id = ANY ($1) AND min_time >= $2 AND min_time < $3 "
-									 "AND (min_time OPERATOR(pg_catalog./) " INT64_FORMAT ") = ANY ($4) "
+									 "AND (min_time OPERATOR(pg_catalog./) %lld) = ANY (ARRAY[$2 / %lld, ($3 - 1) / %lld]) "
 									 "RETURNING series_id, min_time, encoding, chunk) "
 									 "SELECT series_id, encoding, chunk FROM d ORDER BY series_id, min_time",
-									 chunks, PROM_CHUNK_WINDOW_MS), 4, types);
+									 chunks, (long long) PROM_CHUNK_WINDOW_MS,
+									 (long long) PROM_CHUNK_WINDOW_MS,
+									 (long long) PROM_CHUNK_WINDOW_MS), 3, types);
 	types[0] = types[1] = types[2] = INT8ARRAYOID;
 	types[3] = INT2ARRAYOID;
 	types[4] = BYTEAARRAYOID;
