@@ -130,10 +130,6 @@ typedef struct ChunkReceiver
 	PromSeriesSet *set;
 	PromLayout *layout;
 	const ChunkScan *cs;
-	const MetricScan *scan;		/* cs's */
-	int64		start_ms;
-	int64		end_ms;
-	bool		histograms;		/* the metric's values are histograms */
 	PromSample *buffer;			/* an XOR chunk's samples, reused */
 	int			capacity;
 	MemoryContext context;		/* the buffer's, the receiver's own */
@@ -148,7 +144,6 @@ typedef struct HeadReceiver
 	PromSeriesSet *set;
 	PromLayout *layout;
 	const ChunkScan *cs;
-	bool		histograms;
 } HeadReceiver;
 
 /*
@@ -454,7 +449,7 @@ report_bad_chunk(const ChunkReceiver *receiver, TupleTableSlot *slot,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("invalid chunk in table \"%s\" of metric \"%s\"",
 					get_rel_name(receiver->cs->storage.chunks),
-					receiver->scan->entry->metric),
+					receiver->cs->scan.entry->metric),
 			 errdetail("The chunk of series %lld from %lld ms %s.",
 					   slot->tts_isnull[0] ? 0 :
 					   (long long) DatumGetInt64(slot->tts_values[0]),
@@ -498,6 +493,8 @@ static bool
 chunk_receive(TupleTableSlot *slot, DestReceiver *self)
 {
 	ChunkReceiver *receiver = (ChunkReceiver *) self;
+	const ChunkScan *cs = receiver->cs;
+	bool		histograms = cs->histograms;
 	const PromSelectedSeries *series;
 	MemoryContext oldcxt;
 	int			encoding;
@@ -511,17 +508,16 @@ chunk_receive(TupleTableSlot *slot, DestReceiver *self)
 	for (i = 0; i < CHUNK_COLUMNS; i++)
 		if (slot->tts_isnull[i])
 			report_bad_chunk(receiver, slot, "has a NULL column");
-	series = PromSeriesMapFind(receiver->cs->series,
-							 DatumGetInt64(slot->tts_values[0]));
+	series = PromSeriesMapFind(cs->series, DatumGetInt64(slot->tts_values[0]));
 	if (series == NULL)
 		return true;
 	encoding = DatumGetInt16(slot->tts_values[3]);
-	if (receiver->histograms ? (encoding != PROM_CHUNK_HISTOGRAM &&
+	if (histograms ? (encoding != PROM_CHUNK_HISTOGRAM &&
 								encoding != PROM_CHUNK_FLOAT_HISTOGRAM) :
 		encoding != PROM_CHUNK_XOR)
 		report_bad_chunk(receiver, slot,
 						 psprintf("has encoding %d, which the chunks of a metric of %s do not have",
-								  encoding, receiver->histograms ? "histograms" : "floats"));
+								  encoding, histograms ? "histograms" : "floats"));
 	oldcxt = MemoryContextSwitchTo(receiver->chunk_context);
 	chunk = DatumGetByteaPP(slot->tts_values[4]);
 	if (PromSeriesSetKeepsChunks(receiver->set))
@@ -531,7 +527,7 @@ chunk_receive(TupleTableSlot *slot, DestReceiver *self)
 		MemoryContextReset(receiver->chunk_context);
 		return true;
 	}
-	if (!receiver->histograms)
+	if (!histograms)
 	{
 		MemoryContextSwitchTo(receiver->context);
 		reason = PromXorChunkDecodeInto(VARDATA_ANY(chunk),
@@ -548,12 +544,11 @@ chunk_receive(TupleTableSlot *slot, DestReceiver *self)
 	if (reason != NULL)
 		report_bad_chunk(receiver, slot,
 						 psprintf("is not valid: %s", reason));
-	if (!receiver->histograms)
+	if (!histograms)
 		samples = receiver->buffer;
 
-	nsamples = PromKeepSamplesInRange(samples, nsamples, receiver->start_ms,
-									  receiver->end_ms);
-	if (receiver->histograms)
+	nsamples = PromKeepSamplesInRange(samples, nsamples, cs->start_ms, cs->end_ms);
+	if (histograms)
 		for (i = 0; i < nsamples; i++)
 			samples[i].v = PromSeriesSetCopyHistogram(receiver->set,
 													  PointerGetDatum(PromSampleHistogram(&samples[i])));
@@ -580,7 +575,7 @@ chunk_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 	for (i = 0; fits && i < CHUNK_COLUMNS; i++)
 		fits = TupleDescAttr(typeinfo, i)->atttypid == chunk_types[i];
 	if (!fits)
-		report_changed(receiver->scan);
+		report_changed(&receiver->cs->scan);
 }
 
 /* Free a chunk receiver, its buffer and its context, once it has read. */
@@ -602,10 +597,6 @@ chunk_receiver_init(ChunkReceiver *receiver, PromSeriesSet *set,
 	receiver->set = set;
 	receiver->layout = PromScanAddLayout(set, &cs->scan);
 	receiver->cs = cs;
-	receiver->scan = &cs->scan;
-	receiver->start_ms = cs->start_ms;
-	receiver->end_ms = cs->end_ms;
-	receiver->histograms = cs->histograms;
 	receiver->context = CurrentMemoryContext;
 	receiver->chunk_context = AllocSetContextCreate(CurrentMemoryContext,
 													"promread chunk",
@@ -631,7 +622,7 @@ head_receive(TupleTableSlot *slot, DestReceiver *self)
 							 DatumGetInt64(slot->tts_values[0]));
 	if (series == NULL)
 		return true;
-	v = receiver->histograms ?
+	v = receiver->cs->histograms ?
 		PromSeriesSetCopyHistogram(receiver->set, slot->tts_values[2]) :
 		DatumGetFloat8(slot->tts_values[2]);
 	PromSeriesSetAdd(receiver->set, receiver->layout, series->values,
@@ -694,7 +685,6 @@ chunk_run_step(void *arg)
 	head.set = run->set;
 	head.layout = PromScanAddLayout(run->set, &cs->scan);
 	head.cs = cs;
-	head.histograms = cs->histograms;
 	options.params = PromScanStatementParams(&cs->head);
 	options.dest = &head.pub;
 	PromScanRun(PromScanCachedPlan(&cs->head), &options, NULL);
