@@ -421,7 +421,8 @@ static int	write_depth = 0;
  * nothing else of the request is written (see the header).  A metric whose
  * creation is refused is left for the write that follows the last
  * installment to refuse; when none could be created, that write follows at
- * once.
+ * once.  A call from a trigger (write_depth above 1) creates them all: no
+ * one would send its samples again.
  */
 static bool
 create_installment(const PromWriteGroup *groups, ErrorData **refusals,
@@ -431,7 +432,7 @@ create_installment(const PromWriteGroup *groups, ErrorData **refusals,
 	int			created = 0;
 	int			i;
 
-	if (!promread_write_create_metrics)
+	if (!promread_write_create_metrics || write_depth > 1)
 		return false;
 	for (i = 0; i < ngroups; i++)
 		if (PromCatalogFind(groups[i].metric) == NULL)
@@ -455,9 +456,8 @@ create_installment(const PromWriteGroup *groups, ErrorData **refusals,
 	if (created == 0)
 		return false;
 
-	if (write_depth == 1)
-		(void) set_config_option("response.status", "503", PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_LOCAL, true, 0, false);
+	(void) set_config_option("response.status", "503", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
 	ereport(WARNING,
 			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 			 errmsg("remote write created %d of the %d metrics the request needs, and wrote none of its samples",
@@ -650,8 +650,7 @@ write_request(bytea *body, bool v2)
 	exemplars = palloc0(sizeof(int64) * Max(ngroups, 1));
 	if (create_installment(groups, refusals, exemplars, ngroups))
 	{
-		if (write_depth == 1)
-			set_written_headers(0, 0, 0, 0);
+		set_written_headers(0, 0, 0, 0);
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(context);
 		return;

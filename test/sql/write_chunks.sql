@@ -234,6 +234,25 @@ SET ROLE wc_writer;
 SELECT wc_try_status(wc_new_metrics('wc_denied_', 3));
 RESET ROLE;
 SELECT count(*) AS none_created FROM prom_metrics WHERE metric LIKE 'wc\_denied\_%';
+-- a call from a trigger creates every metric it needs: no one would send
+-- its samples again
+CREATE TABLE wc_outer (ts timestamptz NOT NULL, value float8, job text COLLATE "C");
+SELECT prom_register('wc_outer');
+CREATE FUNCTION wc_outer_nested() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM prom_remote_write(wc_new_metrics('wc_nested_', 3));
+	RETURN NEW;
+END $$;
+CREATE TRIGGER nested BEFORE INSERT ON wc_outer
+	FOR EACH ROW EXECUTE FUNCTION wc_outer_nested();
+SELECT wc_try_status(prom_write_request('[{"labels": {"__name__": "wc_outer", "job": "o"},
+	"samples": [[1700000000000, 1]]}]'));
+SELECT (SELECT count(*) FROM prom_metrics WHERE metric LIKE 'wc\_nested\_%') AS nested_metrics,
+	(SELECT count(*) FROM prom_series('{__name__=~"wc_nested_.*"}', '2023-11-14', '2023-11-15'))
+		AS nested_series,
+	(SELECT count(*) FROM wc_outer) AS outer_rows;
+DROP TABLE wc_outer;
+DROP FUNCTION wc_outer_nested;
 RESET promread.write_max_new_metrics;
 
 -- promread.write_storage = rows creates a table, as before 0.5.0
