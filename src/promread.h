@@ -164,6 +164,13 @@ extern void PromCatalogStoreRow(Relation rel, Oid indexid, const char *key_text,
  */
 #define PROM_CATALOG_WRITE_LOCK	RowExclusiveLock
 
+/*
+ * The function of the statement trigger on a chunk metric's m#series that
+ * tells remote write's series cache of rows changed (series_cache.c), and
+ * the trigger's name.
+ */
+#define PROM_SERIES_TRIGGER_FUNCTION	"prom_series_changed"
+
 /* in metadata.c */
 extern bool PromMetadataStore(const char *family, const char *type,
 							  const char *help, const char *unit);

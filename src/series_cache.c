@@ -20,7 +20,9 @@
  *    table's statement trigger prom_series_changed invalidates its
  *    relcache entry, and a table without that trigger, enabled ALWAYS, is
  *    not cached (PromSeriesCacheUsable).  A writer takes pending
- *    invalidations before using the cache.
+ *    invalidations before using the cache, and does not use it in a
+ *    transaction whose snapshot could predate one, nor for a series table
+ *    with children, whose changes tell it nothing.
  * 3. The cache never decides who may write: write_chunks.c checks the
  *    writer's privileges on m#series and m#head every request, before the
  *    cache is read, and does not use it for a writer under row-level
@@ -36,6 +38,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "lib/ilist.h"
@@ -49,9 +52,6 @@
 #include "utils/rls.h"
 
 PG_FUNCTION_INFO_V1(prom_series_changed);
-
-/* The name of the function of m#series's trigger. */
-#define SERIES_TRIGGER_FUNCTION	"prom_series_changed"
 
 /* A cached id: its series relation and labels_hash, its stored labels. */
 typedef struct CachedSeriesKey
@@ -181,9 +181,11 @@ cache_id(const CachedSeriesKey *key, int64 series_id, const char *labels, int le
 	char	   *copy;
 	bool		found;
 
-	while (hash_get_num_entries(cache) >= promread_write_series_cache &&
-		   !dlist_is_empty(&lru))
-		forget_cached(dlist_container(CachedSeries, lru, dlist_tail_node(&lru)));
+	/* an id cached already takes no room of another */
+	if (hash_search(cache, key, HASH_FIND, NULL) == NULL)
+		while (hash_get_num_entries(cache) >= promread_write_series_cache &&
+			   !dlist_is_empty(&lru))
+			forget_cached(dlist_container(CachedSeries, lru, dlist_tail_node(&lru)));
 	if (promread_write_series_cache <= 0)
 		return;
 	/* called once committed: out of memory, the id is not cached */
@@ -255,24 +257,33 @@ series_subxact_end(SubXactEvent event, SubTransactionId mySubid,
 static void
 cache_init(void)
 {
+	static bool callbacks = false;
 	HASHCTL		ctl;
+	HTAB	   *ids;
 
 	if (cache != NULL)
 		return;
-	cache_context = AllocSetContextCreate(TopMemoryContext, "promread series ids",
-										  ALLOCSET_DEFAULT_SIZES);
+	if (cache_context == NULL)
+		cache_context = AllocSetContextCreate(TopMemoryContext, "promread series ids",
+											  ALLOCSET_DEFAULT_SIZES);
+	/* made whole before it is used: an error leaves no half of it */
 	ctl.keysize = sizeof(CachedSeriesKey);
 	ctl.entrysize = sizeof(CachedSeries);
 	ctl.hcxt = cache_context;
-	cache = hash_create("promread series ids", 1024, &ctl,
-						HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	ids = hash_create("promread series ids", 1024, &ctl,
+					  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	ctl.keysize = sizeof(Oid);
 	ctl.entrysize = sizeof(CachedRelation);
 	relations = hash_create("promread series relations", 64, &ctl,
 							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	CacheRegisterRelcacheCallback(series_relation_changed, (Datum) 0);
-	RegisterXactCallback(series_xact_end, NULL);
-	RegisterSubXactCallback(series_subxact_end, NULL);
+	if (!callbacks)
+	{
+		CacheRegisterRelcacheCallback(series_relation_changed, (Datum) 0);
+		RegisterXactCallback(series_xact_end, NULL);
+		RegisterSubXactCallback(series_subxact_end, NULL);
+		callbacks = true;
+	}
+	cache = ids;
 }
 
 /* Is a trigger prom_series_changed firing, always, after UPDATE and DELETE statements? */
@@ -285,11 +296,12 @@ is_series_trigger(const Trigger *trigger)
 	if (trigger->tgenabled != TRIGGER_FIRES_ALWAYS ||
 		!TRIGGER_FOR_AFTER(trigger->tgtype) || TRIGGER_FOR_ROW(trigger->tgtype) ||
 		!TRIGGER_FOR_UPDATE(trigger->tgtype) || !TRIGGER_FOR_DELETE(trigger->tgtype) ||
-		trigger->tgqual != NULL || trigger->tgnattr != 0 ||
-		get_func_namespace(trigger->tgfoid) != PromExtensionNamespace())
+		trigger->tgqual != NULL || trigger->tgnattr != 0)
 		return false;
+	/* the name first: the extension's schema is read from pg_extension */
 	name = get_func_name(trigger->tgfoid);
-	ours = name != NULL && strcmp(name, SERIES_TRIGGER_FUNCTION) == 0;
+	ours = name != NULL && strcmp(name, PROM_SERIES_TRIGGER_FUNCTION) == 0 &&
+		get_func_namespace(trigger->tgfoid) == PromExtensionNamespace();
 	if (name != NULL)
 		pfree(name);
 	return ours;
@@ -309,6 +321,18 @@ PromSeriesCacheUsable(Relation series_rel)
 
 	if (promread_write_series_cache <= 0 || triggers == NULL ||
 		check_enable_rls(RelationGetRelid(series_rel), InvalidOid, false) == RLS_ENABLED)
+		return false;
+	/*
+	 * A transaction snapshot may still see a row that a transaction
+	 * committed since deleted, whose invalidation this backend has taken:
+	 * its id would be cached with nothing left to drop it.  A child table's
+	 * rows are read through m#series, but its DELETE or TRUNCATE tells
+	 * m#series nothing.
+	 */
+	if (IsolationUsesXactSnapshot() ||
+		series_rel->rd_rel->relkind != RELKIND_RELATION ||
+		(series_rel->rd_rel->relhassubclass &&
+		 find_inheritance_children(RelationGetRelid(series_rel), NoLock) != NIL))
 		return false;
 	for (i = 0; i < triggers->numtriggers; i++)
 		if (is_series_trigger(&triggers->triggers[i]))

@@ -131,13 +131,14 @@ create_relations(const char *metric, Oid nspid, bool histograms,
 	PromRunDDL(sql.data);
 	/* remote write caches series ids while this tells it of none changed */
 	resetStringInfo(&sql);
-	appendStringInfo(&sql, "CREATE TRIGGER prom_series_changed AFTER UPDATE OR DELETE ON %s"
-					 " FOR EACH STATEMENT EXECUTE FUNCTION %s.prom_series_changed()",
-					 quoted[1], quote_identifier(get_namespace_name(PromExtensionNamespace())));
+	appendStringInfo(&sql, "CREATE TRIGGER %s AFTER UPDATE OR DELETE ON %s"
+					 " FOR EACH STATEMENT EXECUTE FUNCTION %s()",
+					 PROM_SERIES_TRIGGER_FUNCTION, quoted[1],
+					 qualified_name(PromExtensionNamespace(), PROM_SERIES_TRIGGER_FUNCTION));
 	PromRunDDL(sql.data);
 	resetStringInfo(&sql);
-	appendStringInfo(&sql, "ALTER TABLE %s ENABLE ALWAYS TRIGGER prom_series_changed",
-					 quoted[1]);
+	appendStringInfo(&sql, "ALTER TABLE %s ENABLE ALWAYS TRIGGER %s",
+					 quoted[1], PROM_SERIES_TRIGGER_FUNCTION);
 	PromRunDDL(sql.data);
 	PromCreateLabelIndexes(quoted[1], chosen, "");
 

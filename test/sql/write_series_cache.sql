@@ -188,6 +188,21 @@ SELECT sc_scans(sc_one('a', 1700000375000));
 SELECT sc_scans(sc_one('b', 1700000375000));
 SELECT sc_scans(sc_one('a', 1700000390000));
 RESET promread.write_series_cache;
+SELECT sc_scans(sc_one('a', 1700000395000));
+
+-- The cache is not used in a transaction whose snapshot is the
+-- transaction's (it could see a row deleted since), nor for a series table
+-- with a child (whose rows its lookups read, and whose changes tell the
+-- cache nothing)
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT sc_scans(sc_one('a', 1700000400000));
+COMMIT;
+CREATE TABLE sc.sc_child () INHERITS (sc."sc_m#series");
+SELECT sc_scans(sc_one('a', 1700000405000));
+DROP TABLE sc.sc_child;
+VACUUM sc."sc_m#series";
+SELECT sc_scans(sc_one('a', 1700000410000));
+SELECT sc_scans(sc_one('a', 1700000415000));
 
 DROP SCHEMA sc CASCADE;
 DROP OWNED BY sc_writer, sc_blind;
