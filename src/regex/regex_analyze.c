@@ -222,6 +222,20 @@ language_size(RxNode *n)
 	}
 }
 
+/*
+ * Everything an expansion allocates, counted: its sets hold every
+ * repetition of a pattern like (x{1000}){1,1000} on the way to the final
+ * set, so bounding each set alone does not bound their sum.  Past
+ * RX_EXPANSION_BYTES_MAX the pattern is not a literal set (the ARE decides
+ * it), whatever its final set would have held.
+ */
+#define RX_EXPANSION_BYTES_MAX	(8 * RX_LITERAL_BYTES_MAX)
+
+typedef struct RxExpansion
+{
+	Size		spent;			/* bytes allocated so far, with overheads */
+} RxExpansion;
+
 /* A set of strings being expanded, with repetitions. */
 typedef struct RxStrings
 {
@@ -229,11 +243,12 @@ typedef struct RxStrings
 	Size		bytes;			/* of all the strings */
 	char	  **v;				/* NUL-terminated */
 	int		   *lens;
+	RxExpansion *expansion;		/* charged for every allocation */
 } RxStrings;
 
 /* A set of strings, empty, with room for the given number. */
 static RxStrings *
-strings_new(int64 capacity)
+strings_new(RxExpansion *expansion, int64 capacity)
 {
 	RxStrings  *set = palloc(sizeof(RxStrings));
 
@@ -241,15 +256,25 @@ strings_new(int64 capacity)
 	set->bytes = 0;
 	set->v = palloc(sizeof(char *) * Max(capacity, 1));
 	set->lens = palloc(sizeof(int) * Max(capacity, 1));
+	set->expansion = expansion;
+	expansion->spent += sizeof(RxStrings) + (sizeof(char *) + sizeof(int)) * Max(capacity, 1);
 	return set;
 }
 
-/* Add a string (a and b, concatenated) to a set with room for it. */
-static void
+/*
+ * Add a string (a and b, concatenated) to a set with room for it; false,
+ * adding nothing, once the expansion has spent its budget.
+ */
+static bool
 strings_add(RxStrings *set, const char *a, int alen, const char *b, int blen)
 {
-	char	   *s = palloc(alen + blen + 1);
+	char	   *s;
 
+	/* a chunk's header and alignment: at least 16 bytes more */
+	set->expansion->spent += alen + blen + 1 + 16;
+	if (set->expansion->spent > RX_EXPANSION_BYTES_MAX)
+		return false;
+	s = palloc(alen + blen + 1);
 	memcpy(s, a, alen);
 	memcpy(s + alen, b, blen);
 	s[alen + blen] = '\0';
@@ -257,16 +282,17 @@ strings_add(RxStrings *set, const char *a, int alen, const char *b, int blen)
 	set->lens[set->n] = alen + blen;
 	set->n++;
 	set->bytes += alen + blen;
+	return true;
 }
 
 /*
  * The strings a node matches, when its language_size is at most
  * RX_LITERALS_MAX (nothing larger is expanded, even under a factor that
- * matches nothing); NULL otherwise, or when their bytes pass
- * RX_LITERAL_BYTES_MAX.
+ * matches nothing); NULL otherwise, or when the expansion passes its
+ * budget (RxExpansion).
  */
 static RxStrings *
-expand_strings(RxNode *n)
+expand_strings(RxExpansion *expansion, RxNode *n)
 {
 	RxStrings  *set;
 	RxStrings  *sub = NULL;
@@ -283,21 +309,17 @@ expand_strings(RxNode *n)
 	size = language_size(n);
 	if (size < 0 || size > RX_LITERALS_MAX)
 		return NULL;
-	set = strings_new(size);
+	set = strings_new(expansion, size);
 	if (size == 0)
 		return set;
 	if (n->op == RX_REPEAT && n->max == 0)
-	{
-		strings_add(set, "", 0, "", 0);
-		return set;
-	}
+		return strings_add(set, "", 0, "", 0) ? set : NULL;
 	switch (n->op)
 	{
 		case RX_NOMATCH:
 			return set;
 		case RX_EMPTY:
-			strings_add(set, "", 0, "", 0);
-			return set;
+			return strings_add(set, "", 0, "", 0) ? set : NULL;
 		case RX_CHAR:
 		case RX_CLASS:
 			for (i = 0; i < (n->op == RX_CHAR ? 1 : n->nranges); i++)
@@ -312,55 +334,57 @@ expand_strings(RxNode *n)
 						continue;
 					memset(utf8, 0, sizeof(utf8));
 					unicode_to_utf8((pg_wchar) c, utf8);
-					strings_add(set, (char *) utf8, strlen((char *) utf8), "", 0);
+					if (!strings_add(set, (char *) utf8, strlen((char *) utf8), "", 0))
+						return NULL;
 				}
 			}
 			return set;
 		case RX_CAPTURE:
-			return expand_strings(n->subs[0]);
+			return expand_strings(expansion, n->subs[0]);
 		case RX_QUEST:
 		case RX_ALT:
-			if (n->op == RX_QUEST)
-				strings_add(set, "", 0, "", 0);
+			if (n->op == RX_QUEST && !strings_add(set, "", 0, "", 0))
+				return NULL;
 			for (i = 0; i < n->nsubs; i++)
 			{
-				if ((sub = expand_strings(n->subs[i])) == NULL ||
-					set->bytes + sub->bytes > RX_LITERAL_BYTES_MAX)
+				if ((sub = expand_strings(expansion, n->subs[i])) == NULL)
 					return NULL;
 				for (j = 0; j < sub->n; j++)
-					strings_add(set, sub->v[j], sub->lens[j], "", 0);
+					if (!strings_add(set, sub->v[j], sub->lens[j], "", 0))
+						return NULL;
 			}
 			return set;
 		case RX_CONCAT:
 		case RX_REPEAT:
 			/* the concatenation of the subs; a repetition's powers */
-			if (n->op == RX_REPEAT && (sub = expand_strings(n->subs[0])) == NULL)
+			if (n->op == RX_REPEAT && (sub = expand_strings(expansion, n->subs[0])) == NULL)
 				return NULL;
-			power = strings_new(1);
-			strings_add(power, "", 0, "", 0);
+			power = strings_new(expansion, 1);
+			if (!strings_add(power, "", 0, "", 0))
+				return NULL;
 			for (k = 0; k < (n->op == RX_CONCAT ? n->nsubs : n->max); k++)
 			{
 				RxStrings  *next;
 
 				if (n->op == RX_REPEAT && k >= n->min)
 					for (j = 0; j < power->n; j++)
-						strings_add(set, power->v[j], power->lens[j], "", 0);
-				if (n->op == RX_CONCAT && (sub = expand_strings(n->subs[k])) == NULL)
+						if (!strings_add(set, power->v[j], power->lens[j], "", 0))
+							return NULL;
+				if (n->op == RX_CONCAT &&
+					(sub = expand_strings(expansion, n->subs[k])) == NULL)
 					return NULL;
-				next = strings_new((int64) power->n * sub->n);
+				next = strings_new(expansion, (int64) power->n * sub->n);
 				for (i = 0; i < power->n; i++)
 					for (j = 0; j < sub->n; j++)
-					{
-						if (next->bytes > RX_LITERAL_BYTES_MAX)
+						if (!strings_add(next, power->v[i], power->lens[i],
+										 sub->v[j], sub->lens[j]))
 							return NULL;
-						strings_add(next, power->v[i], power->lens[i],
-									sub->v[j], sub->lens[j]);
-					}
 				power = next;
 			}
 			for (j = 0; j < power->n; j++)
-				strings_add(set, power->v[j], power->lens[j], "", 0);
-			return set->bytes > RX_LITERAL_BYTES_MAX ? NULL : set;
+				if (!strings_add(set, power->v[j], power->lens[j], "", 0))
+					return NULL;
+			return set;
 		default:
 			return NULL;
 	}
@@ -387,6 +411,7 @@ PromRxFindLiteralSet(RxNode *root, PromRegex *re, MemoryContext resultcxt)
 	RxNode	  **branches;
 	int			nbranches;
 	RxNode	   *inner;
+	RxExpansion expansion = {0};
 	RxStrings  *all;
 	char	  **lits;
 	int			nlits = 0;
@@ -436,17 +461,20 @@ PromRxFindLiteralSet(RxNode *root, PromRegex *re, MemoryContext resultcxt)
 	}
 	if (total == 0)
 		return;					/* matches nothing: left to the ARE */
-	all = strings_new(total);
+	all = strings_new(&expansion, total);
 	for (i = 0; i < nbranches; i++)
 	{
-		RxStrings  *sub = expand_strings(&inner[i]);
+		RxStrings  *sub = expand_strings(&expansion, &inner[i]);
 		int			j;
 
-		if (sub == NULL || all->bytes + sub->bytes > RX_LITERAL_BYTES_MAX)
+		if (sub == NULL)
 			return;
 		for (j = 0; j < sub->n; j++)
-			strings_add(all, sub->v[j], sub->lens[j], "", 0);
+			if (!strings_add(all, sub->v[j], sub->lens[j], "", 0))
+				return;
 	}
+	if (all->bytes > RX_LITERAL_BYTES_MAX)
+		return;
 	if (all->n == 0)
 		return;					/* every string held a NUL: as above */
 	lits = palloc(sizeof(char *) * all->n);
