@@ -31,7 +31,9 @@
  *    way reads every row of it, so an id cached from another role's write
  *    tells it nothing it could not read.
  * 4. At most promread.write_series_cache ids are cached (0: none); the
- *    least recently used goes first.
+ *    least recently used goes first.  As many are pending at most, the
+ *    latest learned: a transaction that writes more series caches the
+ *    last of them, as the cache would keep them.
  *
  *-------------------------------------------------------------------------
  */
@@ -92,6 +94,7 @@ static HTAB *cache = NULL;
 static HTAB *relations = NULL;	/* of the ids cached */
 static dlist_head lru = DLIST_STATIC_INIT(lru);
 static dlist_head pending = DLIST_STATIC_INIT(pending);
+static int	npending = 0;
 
 /* Drop a cached id. */
 static void
@@ -120,6 +123,7 @@ forget_pending(bool (*drop) (const PendingSeries *p, Datum arg), Datum arg)
 		if (drop(p, arg))
 		{
 			dlist_delete(&p->node);
+			npending--;
 			pfree(p);
 		}
 	}
@@ -242,6 +246,7 @@ series_xact_end(XactEvent event, void *arg)
 		dlist_delete(&p->node);
 		pfree(p);
 	}
+	npending = 0;
 }
 
 /* A subtransaction rolled back: drop the ids it and its children learned. */
@@ -378,7 +383,18 @@ PromSeriesCacheRemember(Oid relid, uint64 hash, const char *labels, int len,
 {
 	PendingSeries *p;
 
+	if (promread_write_series_cache <= 0)
+		return;
 	cache_init();
+	/* no more than the cache holds: the oldest would be evicted at commit */
+	while (npending >= promread_write_series_cache)
+	{
+		PendingSeries *oldest = dlist_container(PendingSeries, node,
+												dlist_pop_head_node(&pending));
+
+		npending--;
+		pfree(oldest);
+	}
 	p = MemoryContextAlloc(cache_context, offsetof(PendingSeries, labels) + len);
 	memset(&p->key, 0, sizeof(p->key));
 	p->key.relid = relid;
@@ -388,6 +404,7 @@ PromSeriesCacheRemember(Oid relid, uint64 hash, const char *labels, int len,
 	p->len = len;
 	memcpy(p->labels, labels, len);
 	dlist_push_tail(&pending, &p->node);
+	npending++;
 }
 
 /*

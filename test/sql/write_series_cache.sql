@@ -189,6 +189,17 @@ SELECT sc_scans(sc_one('b', 1700000375000));
 SELECT sc_scans(sc_one('a', 1700000390000));
 RESET promread.write_series_cache;
 SELECT sc_scans(sc_one('a', 1700000395000));
+-- ...and no more ids wait for their transaction's commit than it holds:
+-- of 5,000 new series, 10 (the pending ids of 5,000 were 400 kB)
+SELECT sc_try(sc_one('p0', 1700000400000, 'sc_pending'));
+BEGIN;
+SET LOCAL promread.write_series_cache = 10;
+SELECT sc_try((SELECT jsonb_agg(sc_one('p' || i, 1700000400000, 'sc_pending') -> 0)
+			   FROM generate_series(1, 5000) AS i));
+SELECT max(used_bytes) < 65536 AS pending_bounded
+FROM pg_backend_memory_contexts WHERE name = 'promread series ids';
+COMMIT;
+SELECT series, head_rows FROM sc_state('sc_pending');
 
 -- The cache is not used in a transaction whose snapshot is the
 -- transaction's (it could see a row deleted since), nor for a series table
