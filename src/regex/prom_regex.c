@@ -29,9 +29,11 @@
  *    match exists).  The result is anchored as ^(?:...)$.
  *
  * Go's limits on the size and depth of the parse tree are imitated on our
- * own tree, so the verdict can differ from Go's for patterns near them.  The
- * module assumes a UTF8 database, where PostgreSQL's regex engine works on
- * code points, like Go's.
+ * own tree, so the verdict can differ from Go's for patterns near them.
+ * The parser also counts its nodes and stops at more than the size limit
+ * (a tree that large takes gigabytes), even where an x{0} would have shrunk
+ * the size back under it.  The module assumes a UTF8 database, where
+ * PostgreSQL's regex engine works on code points, like Go's.
  *
  * The steps live in files of their own (regex_internal.h): regex_parse.c
  * parses (steps 1 and 2), on the errors, characters, code-point sets and

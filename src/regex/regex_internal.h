@@ -95,6 +95,7 @@ typedef struct RxParser
 	const char *p;				/* cursor */
 	const char *end;
 	int			flags;			/* current RXF_* flags */
+	int64		nnodes;			/* tree nodes made so far */
 	/* first construct found that has no exact ARE equivalent */
 	char	   *untrans_detail;
 	char	   *untrans_hint;

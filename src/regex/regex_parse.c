@@ -515,6 +515,19 @@ repeat_is_valid(RxNode *n, int limit)
 }
 
 /*
+ * Count the nodes the parser makes, and stop at more than RX_MAX_SIZE: such
+ * a tree takes gigabytes to build whole, and is too large for Go's limit
+ * anyway unless x{0} or x{1} repetitions shrink its size below its count.
+ */
+static void
+count_nodes(RxParser *ps, int n)
+{
+	ps->nnodes += n;
+	if (ps->nnodes > RX_MAX_SIZE)
+		PromRxInvalid(ps, "The expression is too large.");
+}
+
+/*
  * Parse the body of a group after its opening text, with the given flags in
  * force inside; the flags in force before are restored after the ")".
  */
@@ -530,7 +543,10 @@ parse_group(RxParser *ps, bool capture, int inner_flags)
 		PromRxInvalid(ps, "Missing closing \")\".");
 	ps->p++;					/* the ")" */
 	ps->flags = saved;
-	return capture ? PromRxNodeNew1(RX_CAPTURE, sub) : sub;
+	if (!capture)
+		return sub;
+	count_nodes(ps, 1);
+	return PromRxNodeNew1(RX_CAPTURE, sub);
 }
 
 /*
@@ -715,6 +731,7 @@ parse_concat(RxParser *ps)
 					if (items.n == 0)
 						PromRxInvalidAt(ps, "Missing argument to repetition operator",
 										tok, after);
+					count_nodes(ps, 1);
 					rep = PromRxNodeNew1(op, items.v[items.n - 1]);
 					rep->min = min;
 					rep->max = max;
@@ -769,6 +786,7 @@ parse_concat(RxParser *ps)
 									if (n <= 0)
 										PromRxInvalid(ps, "The pattern is not valid UTF-8.");
 									ps->p += n;
+									count_nodes(ps, 1);
 									PromRxListPush(&items, PromRxNodeLiteral(ps, c));
 								}
 								if (stop < ps->end)
@@ -800,9 +818,15 @@ parse_concat(RxParser *ps)
 				break;
 		}
 		if (item != NULL)
+		{
+			/* a group's nodes were counted as it was parsed */
+			if (*tok != '(')
+				count_nodes(ps, 1);
 			PromRxListPush(&items, item);
+		}
 		last_repeat = repeat;
 	}
+	count_nodes(ps, items.n != 1);
 	return PromRxNodeCollect(RX_CONCAT, &items);
 }
 
@@ -819,5 +843,6 @@ PromRxParseAlternation(RxParser *ps)
 		ps->p++;
 		PromRxListPush(&branches, parse_concat(ps));
 	}
+	count_nodes(ps, branches.n != 1);
 	return PromRxNodeCollect(RX_ALT, &branches);
 }

@@ -115,3 +115,16 @@ SELECT prom_regex_translate('x{1001}');
 SELECT prom_regex_translate('[z-a]');
 SELECT prom_regex_translate('\pL');
 SELECT prom_regex_translate('(?i)é');
+
+-- a tree of more nodes than Go's size limit is refused as the parser builds
+-- it, not once it is whole: the later ")" is never reached (the whole tree
+-- would take gigabytes)
+DO $$
+DECLARE
+	detail text;
+BEGIN
+	PERFORM prom_regex_translate(repeat('a', 3400000) || ')');
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+	RAISE NOTICE '% %', SQLSTATE, detail;
+END $$;
