@@ -208,10 +208,12 @@ prom_regex_translate(PG_FUNCTION_ARGS)
 /*
  * A compiled pattern kept between calls of prom_regex_match, with the last
  * value it decided: rows of one series come together, so a shard that
- * evaluates the matcher row by row runs the regex once a run of rows.
+ * evaluates the matcher row by row runs the regex once a run of rows.  It
+ * lives in a memory context of its own, deleted when the pattern changes.
  */
 typedef struct CachedRegex
 {
+	MemoryContext context;		/* holds all of this */
 	text	   *pattern;
 	PromRegex  *regex;
 	char	   *last_value;		/* NULL before the first value */
@@ -241,9 +243,20 @@ prom_regex_match(PG_FUNCTION_ARGS)
 		memcmp(VARDATA_ANY(cached->pattern), VARDATA_ANY(pattern),
 			   VARSIZE_ANY_EXHDR(pattern)) != 0)
 	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+		MemoryContext context;
+		MemoryContext oldcxt;
 
+		if (cached != NULL)
+		{
+			fcinfo->flinfo->fn_extra = NULL;
+			MemoryContextDelete(cached->context);
+		}
+		context = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt,
+										"prom_regex_match pattern",
+										ALLOCSET_DEFAULT_SIZES);
+		oldcxt = MemoryContextSwitchTo(context);
 		cached = palloc0(sizeof(CachedRegex));
+		cached->context = context;
 		cached->regex = PromRegexCompile(VARDATA_ANY(pattern),
 										 VARSIZE_ANY_EXHDR(pattern));
 		cached->pattern = (text *) pg_detoast_datum_copy((struct varlena *) pattern);
@@ -260,7 +273,7 @@ prom_regex_match(PG_FUNCTION_ARGS)
 		if (cached->last_value != NULL)
 			pfree(cached->last_value);
 		cached->capacity = Max(len, 64);
-		cached->last_value = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt,
+		cached->last_value = MemoryContextAlloc(cached->context,
 												cached->capacity);
 	}
 	memcpy(cached->last_value, bytes, len);
