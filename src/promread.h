@@ -93,6 +93,9 @@ typedef struct PromMatcher
 	bool		matches_empty;	/* does a missing label ("") match? */
 } PromMatcher;
 
+/* The most matchers in a query: of a remote-read request or a selector. */
+#define PROM_MAX_MATCHERS	1000
+
 /* One query: a time range in ms since the Unix epoch, both inclusive. */
 typedef struct PromQuery
 {

@@ -10,6 +10,12 @@
  * metric name may not also be given by a __name__ matcher, and at least one
  * matcher must not match the empty string.
  *
+ * A selector comes from any role, as a request does from the network, and
+ * its regex matchers keep literal sets of up to megabytes: it holds at most
+ * PROM_MAX_MATCHERS matchers, as a remote-read query does, and is parsed
+ * within a decoding budget, so that what it keeps counts toward
+ * promread.max_memory while it lives (53200 past it).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -17,6 +23,7 @@
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "promread.h"
+#include "protocol/wire.h"
 #include "regex/prom_regex.h"
 
 /* Parser state: the whole selector and the current position. */
@@ -210,13 +217,16 @@ parse_operator(SelectorParser *parser)
 }
 
 /*
- * Parse a series selector into query->matchers.  The metric name, when
- * given, becomes the first matcher (__name__ = name).
+ * Parse a series selector into query->matchers, allocated in a child of
+ * CurrentMemoryContext charged to promread.max_memory while it lives.  The
+ * metric name, when given, becomes the first matcher (__name__ = name).
  */
 void
 PromParseSelector(const char *selector, PromQuery *query)
 {
 	SelectorParser parser = {selector, selector};
+	PromDecodeBudget *budget = PromDecodeBudgetCreate("series selector");
+	MemoryContext oldcxt = MemoryContextSwitchTo(budget->context);
 	List	   *matchers = NIL;
 	bool		has_name = false;
 	bool		has_nonempty = false;
@@ -240,11 +250,19 @@ PromParseSelector(const char *selector, PromQuery *query)
 		skip_space(&parser);
 		while (*parser.p != '}')
 		{
-			char	   *name = parse_identifier(&parser, false);
+			char	   *name;
 			PromMatchType type;
 			StringInfoData value;
-			PromMatcher *m = palloc(sizeof(PromMatcher));
+			PromMatcher *m;
 
+			if (list_length(matchers) == PROM_MAX_MATCHERS)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("series selector has too many matchers"),
+						 errdetail("The limit is %d matchers, the metric name included.",
+								   PROM_MAX_MATCHERS)));
+			name = parse_identifier(&parser, false);
+			m = palloc(sizeof(PromMatcher));
 			skip_space(&parser);
 			type = parse_operator(&parser);
 			skip_space(&parser);
@@ -253,6 +271,8 @@ PromParseSelector(const char *selector, PromQuery *query)
 			if (has_name && strcmp(name, "__name__") == 0)
 				syntax_error(&parser, "The metric name must not be set twice");
 			PromMatcherInit(m, type, name, value.data, value.len);
+			pfree(value.data);
+			PromDecodeBudgetCheck(budget, 0);
 			matchers = lappend(matchers, m);
 
 			skip_space(&parser);
@@ -285,4 +305,6 @@ PromParseSelector(const char *selector, PromQuery *query)
 	i = 0;
 	foreach(lc, matchers)
 		query->matchers[i++] = *(PromMatcher *) lfirst(lc);
+	PromDecodeBudgetHold(budget);
+	MemoryContextSwitchTo(oldcxt);
 }

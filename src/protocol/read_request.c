@@ -27,9 +27,8 @@
 PG_FUNCTION_INFO_V1(prom_read_request);
 PG_FUNCTION_INFO_V1(prom_read_request_multi);
 
-/* The most queries in a request, and matchers in a query. */
+/* The most queries in a request (matchers in a query: PROM_MAX_MATCHERS). */
 #define MAX_QUERIES		1000
-#define MAX_MATCHERS	1000
 
 /* The protocol's name of a response type. */
 const char *
@@ -88,12 +87,12 @@ decode_query(const Prometheus__Query *msg, int index, PromQuery *query,
 {
 	size_t		i;
 
-	if (msg->n_matchers > MAX_MATCHERS)
+	if (msg->n_matchers > PROM_MAX_MATCHERS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("query %d of the remote read request has too many matchers", index),
 				 errdetail("It has %zu matchers; the limit is %d.",
-						   msg->n_matchers, MAX_MATCHERS)));
+						   msg->n_matchers, PROM_MAX_MATCHERS)));
 	if (msg->start_timestamp_ms > msg->end_timestamp_ms)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -10,7 +10,8 @@
  * bytes need not be valid UTF-8 (the parser must survive that too).
  *
  * An ERROR is a clean rejection when its SQLSTATE is one the parser uses:
- * 22023 (syntax), 22021 (invalid UTF-8), 2201B (regex), 54001 (stack depth).
+ * 22023 (syntax), 22021 (invalid UTF-8), 2201B (regex), 54001 (stack depth),
+ * 54000 (more than PROM_MAX_MATCHERS matchers), 53200 (promread.max_memory).
  * Anything else, a sanitizer report, a broken invariant of the parsed
  * query (fuzz_checks.h), or memory outliving the input is a bug.
  *
@@ -31,7 +32,9 @@
 #include "promread.h"
 #include "protocol/protocol.h"
 
-static const char *const allowed[] = {"22023", "22021", "2201B", "54001", NULL};
+static const char *const allowed[] = {
+	"22023", "22021", "2201B", "53200", "54000", "54001", NULL
+};
 
 /* The query through a ReadRequest and back, as prom_read_request makes it. */
 static void
@@ -47,8 +50,8 @@ round_trip(const PromQuery *query)
 	bytea	   *body;
 	PromReadRequest *decoded;
 
-	if (query->nmatchers > 1000)
-		return;					/* over the request's limit */
+	if (query->nmatchers > PROM_MAX_MATCHERS)
+		shim_fail("selector accepted with %d matchers", query->nmatchers);
 	ms = palloc(sizeof(*ms) * query->nmatchers);
 	mps = palloc(sizeof(*mps) * query->nmatchers);
 	for (int i = 0; i < query->nmatchers; i++)

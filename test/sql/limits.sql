@@ -38,4 +38,31 @@ FROM generate_series(1, 100000) i, one_row;
 RESET promread.max_memory;
 SELECT labels, value FROM prom_series('one_row', '2024-01-01', '2024-01-02');
 
+-- a selector holds at most 1,000 matchers, the metric name included, as a
+-- remote-read query does (54000)
+SELECT count(*) FROM prom_series('{' ||
+	(SELECT string_agg('l' || i || '="x"', ',') FROM generate_series(1, 1000) i) || '}',
+	'2024-01-01', '2024-01-02');
+SELECT count(*) FROM prom_series('{' ||
+	(SELECT string_agg('l' || i || '="x"', ',') FROM generate_series(1, 1001) i) || '}',
+	'2024-01-01', '2024-01-02');
+SELECT count(*) FROM prom_series('one_row{' ||
+	(SELECT string_agg('l' || i || '="x"', ',') FROM generate_series(1, 1000) i) || '}',
+	'2024-01-01', '2024-01-02');
+SELECT prom_read_request('one_row{' ||
+	(SELECT string_agg('l' || i || '="x"', ',') FROM generate_series(1, 1000) i) || '}',
+	'2024-01-01', '2024-01-02');
+
+-- the literal sets a selector's regex matchers keep (10,000 literals, about
+-- 1.5 MB, each) count toward promread.max_memory (53200)
+SET promread.max_memory = '1MB';
+SELECT count(*) FROM prom_series('{' ||
+	(SELECT string_agg('l=~"x{90}[0-9]{4}"', ',') FROM generate_series(1, 100)) || '}',
+	'2024-01-01', '2024-01-02');
+SELECT length(prom_read_request('{l=~"x{90}[0-9]{4}"}', '2024-01-01', '2024-01-02'));
+RESET promread.max_memory;
+SELECT count(*) FROM prom_series('{' ||
+	(SELECT string_agg('l=~"x{90}[0-9]{4}"', ',') FROM generate_series(1, 3)) || '}',
+	'2024-01-01', '2024-01-02');
+
 DROP TABLE one_row;
