@@ -30,6 +30,15 @@
  * carries: the chunk's counter-reset hint on its first sample, and a stale
  * marker's sum alone.
  *
+ * A response of a few megabytes may hold millions of samples (an XOR chunk
+ * of 65,535 samples takes 16 kB; a SAMPLES response of empty samples, two
+ * bytes a sample before snappy), and each costs a few hundred bytes of
+ * jsonb tree.  So everything a response's decoding allocates, its messages,
+ * samples, histograms and tree, is allocated in a decoding budget's memory
+ * context and counted against promread.max_memory as it grows, for the
+ * whole call (53200 past it); the jsonb made of the tree at the end is the
+ * result.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -147,10 +156,24 @@ push_labels(JsonbParseState **state, Prometheus__Label **labels, size_t n)
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
 }
 
+/*
+ * Count what a response's decoding holds, the tree built so far included,
+ * against promread.max_memory (53200 past it), and let a long loop be
+ * cancelled: once per sample, histogram, chunk and series.
+ */
+static void
+count_memory(PromDecodeBudget *budget)
+{
+	CHECK_FOR_INTERRUPTS();
+	PromDecodeBudgetCharge(budget, 0);
+}
+
 /* Push one sample as [time, value]. */
 static void
-push_sample(JsonbParseState **state, int64 t, double v)
+push_sample(JsonbParseState **state, int64 t, double v,
+			PromDecodeBudget *budget)
 {
+	count_memory(budget);
 	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
 	push_int64(state, WJB_ELEM, t);
 	push_double(state, WJB_ELEM, v);
@@ -160,11 +183,17 @@ push_sample(JsonbParseState **state, int64 t, double v)
 /*
  * Push a series' histograms, when it has any, as "histograms": [[t, {...}],
  * ...], each as the type's text form (a JSON object); samples' values point
- * to the histograms.
+ * to the histograms.  The text and jsonb_in's parse are made in a context
+ * of their own, reset after each histogram: only the jsonb is kept, not
+ * the tens of bytes a bucket jsonb_in leaves behind.  They are not counted,
+ * so a histogram of a chunk (which no setting bounds) is held to
+ * promread.max_histogram_buckets first, as a SAMPLES response's is.
  */
 static void
-push_histograms(JsonbParseState **state, const PromSample *samples, int64 n)
+push_histograms(JsonbParseState **state, const PromSample *samples, int64 n,
+				PromDecodeBudget *budget)
 {
+	MemoryContext scratch;
 	Oid			output;
 	bool		varlena;
 	int64		i;
@@ -172,16 +201,32 @@ push_histograms(JsonbParseState **state, const PromSample *samples, int64 n)
 	if (n == 0)
 		return;
 	getTypeOutputInfo(PromHistogramTypeOid(), &output, &varlena);
+	scratch = AllocSetContextCreate(CurrentMemoryContext,
+									"promread histogram as JSON",
+									ALLOCSET_DEFAULT_SIZES);
 	push_key(state, "histograms");
 	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
 	for (i = 0; i < n; i++)
 	{
 		const PromHistogram *h = PromSampleHistogram(&samples[i]);
-		char	   *text = OidOutputFunctionCall(output, PointerGetDatum(h));
-		Jsonb	   *object = DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
-																CStringGetDatum(text)));
+		MemoryContext oldcxt;
+		char	   *text;
+		Jsonb	   *parsed;
+		Jsonb	   *object;
 		JsonbValue	v;
 
+		PromHistogramCheckSizes(h->npositive_spans, h->nnegative_spans,
+								h->npositive_buckets, h->nnegative_buckets,
+								h->ncustom_values);
+		oldcxt = MemoryContextSwitchTo(scratch);
+		text = OidOutputFunctionCall(output, PointerGetDatum(h));
+		parsed = DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
+													CStringGetDatum(text)));
+		MemoryContextSwitchTo(oldcxt);
+		object = palloc(VARSIZE(parsed));
+		memcpy(object, parsed, VARSIZE(parsed));
+		MemoryContextReset(scratch);
+		count_memory(budget);
 		v.type = jbvBinary;
 		v.val.binary.data = &object->root;
 		v.val.binary.len = VARSIZE(object) - VARHDRSZ;
@@ -189,15 +234,16 @@ push_histograms(JsonbParseState **state, const PromSample *samples, int64 n)
 		push_int64(state, WJB_ELEM, samples[i].t);
 		pushJsonbValue(state, WJB_ELEM, &v);
 		pushJsonbValue(state, WJB_END_ARRAY, NULL);
-		pfree(text);
 	}
 	pushJsonbValue(state, WJB_END_ARRAY, NULL);
+	MemoryContextDelete(scratch);
 }
 
 /* Open a QueryResult: {"timeseries": [ */
 static void
-push_result_start(JsonbParseState **state)
+push_result_start(JsonbParseState **state, PromDecodeBudget *budget)
 {
+	count_memory(budget);
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
 	push_key(state, "timeseries");
 	pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
@@ -206,9 +252,9 @@ push_result_start(JsonbParseState **state)
 /* Open a series: {"labels": {...}, "samples": [ */
 static void
 push_series_start(JsonbParseState **state, Prometheus__Label **labels,
-				  size_t nlabels)
+				  size_t nlabels, PromDecodeBudget *budget)
 {
-	CHECK_FOR_INTERRUPTS();
+	count_memory(budget);
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
 	push_labels(state, labels, nlabels);
 	push_key(state, "samples");
@@ -334,10 +380,11 @@ prom_read_request_json(PG_FUNCTION_ARGS)
 
 /*
  * A histogram of a SAMPLES response as a prom_histogram value, checked as
- * the type checks its input (PromHistogramCheck).
+ * the type checks its input (PromHistogramCheck), within the budget.
  */
 static PromHistogram *
-histogram_from_message(const Prometheus__Histogram *m)
+histogram_from_message(const Prometheus__Histogram *m,
+					   PromDecodeBudget *budget)
 {
 	bool		is_float = m->count_case == PROMETHEUS__HISTOGRAM__COUNT_COUNT_FLOAT;
 	size_t		npositive = is_float ? m->n_positive_counts : m->n_positive_deltas;
@@ -355,6 +402,10 @@ histogram_from_message(const Prometheus__Histogram *m)
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("could not decode remote read response"),
 				 errdetail("A histogram's schema, reset hint or sizes are out of range.")));
+	PromDecodeBudgetCharge(budget, PromHistogramSize(m->n_positive_spans,
+													 m->n_negative_spans,
+													 npositive, nnegative,
+													 m->n_custom_values));
 	h = PromHistogramAllocate(m->n_positive_spans, m->n_negative_spans,
 							  npositive, nnegative, m->n_custom_values);
 	h->kind = is_float ? PROM_HISTOGRAM_FLOAT : PROM_HISTOGRAM_INTEGER;
@@ -405,17 +456,19 @@ histogram_from_message(const Prometheus__Histogram *m)
 	return h;
 }
 
-/* Push the results of a SAMPLES response (a snappy ReadResponse). */
+/*
+ * Push the results of a SAMPLES response (a snappy ReadResponse), decoded
+ * within the budget.
+ */
 static void
-push_samples_results(JsonbParseState **state, const char *body, Size body_len)
+push_samples_results(JsonbParseState **state, const char *body, Size body_len,
+					 PromDecodeBudget *budget)
 {
 	Prometheus__ReadResponse *msg;
-	PromDecodeBudget *budget;
 	char	   *data;
 	Size		len;
 	size_t		i;
 
-	budget = PromDecodeBudgetCreate("remote read response");
 	data = PromSnappyDecompress(body, body_len, MaxAllocSize,
 								"remote read response", NULL,
 								ERRCODE_PROGRAM_LIMIT_EXCEEDED, budget, &len);
@@ -437,7 +490,7 @@ push_samples_results(JsonbParseState **state, const char *body, Size body_len)
 		const Prometheus__QueryResult *result = msg->results[i];
 		size_t		j;
 
-		push_result_start(state);
+		push_result_start(state, budget);
 		for (j = 0; j < result->n_timeseries; j++)
 		{
 			const Prometheus__TimeSeries *series = result->timeseries[j];
@@ -446,17 +499,20 @@ push_samples_results(JsonbParseState **state, const char *body, Size body_len)
 			PromSample *histograms = palloc(sizeof(PromSample) *
 											Max(series->n_histograms, 1));
 
-			push_series_start(state, series->labels, series->n_labels);
+			push_series_start(state, series->labels, series->n_labels, budget);
 			for (k = 0; k < series->n_samples; k++)
 				push_sample(state, series->samples[k]->timestamp,
-							series->samples[k]->value);
+							series->samples[k]->value, budget);
 			pushJsonbValue(state, WJB_END_ARRAY, NULL);
 			for (k = 0; k < series->n_histograms; k++)
 			{
+				PromHistogram *h = histogram_from_message(series->histograms[k],
+														  budget);
+
 				histograms[k].t = series->histograms[k]->timestamp;
-				histograms[k].v = PromHistogramSampleValue(histogram_from_message(series->histograms[k]));
+				histograms[k].v = PromHistogramSampleValue(h);
 			}
-			push_histograms(state, histograms, series->n_histograms);
+			push_histograms(state, histograms, series->n_histograms, budget);
 			pushJsonbValue(state, WJB_END_OBJECT, NULL);
 			pfree(histograms);
 		}
@@ -500,11 +556,12 @@ same_labels(Prometheus__Label **a, size_t na, Prometheus__Label **b, size_t nb)
 
 /*
  * Decode a chunk's samples and append them to a series: those of histogram
- * chunks to its histograms, those of XOR chunks to its floats.
+ * chunks to its histograms, those of XOR chunks to its floats; all of them
+ * within the budget.
  */
 static void
 append_chunk(DecodedSeries *series, const Prometheus__Chunk *chunk,
-			 int64 frame, size_t index)
+			 int64 frame, size_t index, PromDecodeBudget *budget)
 {
 	bool		histograms = chunk->type == PROMETHEUS__CHUNK__ENCODING__HISTOGRAM ||
 		chunk->type == PROMETHEUS__CHUNK__ENCODING__FLOAT_HISTOGRAM;
@@ -519,6 +576,7 @@ append_chunk(DecodedSeries *series, const Prometheus__Chunk *chunk,
 	if (array->n + nsamples > array->capacity)
 	{
 		array->capacity = Max(array->capacity * 2, array->n + nsamples);
+		PromDecodeBudgetCharge(budget, sizeof(PromSample) * array->capacity);
 		array->samples = array->samples == NULL ?
 			palloc_extended(sizeof(PromSample) * array->capacity, MCXT_ALLOC_HUGE) :
 			repalloc_huge(array->samples, sizeof(PromSample) * array->capacity);
@@ -526,6 +584,7 @@ append_chunk(DecodedSeries *series, const Prometheus__Chunk *chunk,
 	memcpy(array->samples + array->n, samples, sizeof(PromSample) * nsamples);
 	array->n += nsamples;
 	pfree(samples);
+	count_memory(budget);
 }
 
 /* The series of a chunked stream being gathered, by query index. */
@@ -535,6 +594,7 @@ typedef struct ChunkedResults
 	int64		nresults;
 	DecodedSeries *last;		/* the series of the previous frame */
 	int64		last_index;
+	PromDecodeBudget *budget;	/* what they may hold */
 } ChunkedResults;
 
 /*
@@ -572,37 +632,42 @@ gather_series(void *arg, int64 query_index,
 												 gathered->last);
 	}
 	for (k = 0; k < cs->n_chunks; k++)
-		append_chunk(gathered->last, cs->chunks[k], frame, k);
+		append_chunk(gathered->last, cs->chunks[k], frame, k,
+					 gathered->budget);
 }
 
 /*
  * Push the results of a STREAMED_XOR_CHUNKS response (a stream of frames):
- * one per query index from 0 to the highest seen.
+ * one per query index from 0 to the highest seen; its samples are decoded
+ * within the budget, and its frames within one of their own (charged as
+ * well) in a child of the current memory context.
  */
 static void
-push_chunked_results(JsonbParseState **state, const char *data, Size len)
+push_chunked_results(JsonbParseState **state, const char *data, Size len,
+					 PromDecodeBudget *budget)
 {
 	ChunkedResults gathered = {0};
 	int64		i;
 
+	gathered.budget = budget;
 	PromForEachChunkedSeries(data, len, gather_series, &gathered, NULL);
 	for (i = 0; i < gathered.nresults; i++)
 	{
 		ListCell   *lc;
 
-		push_result_start(state);
+		push_result_start(state, budget);
 		foreach(lc, gathered.results[i])
 		{
 			DecodedSeries *series = lfirst(lc);
 			int64		k;
 
-			push_series_start(state, series->labels, series->nlabels);
+			push_series_start(state, series->labels, series->nlabels, budget);
 			for (k = 0; k < series->floats.n; k++)
 				push_sample(state, series->floats.samples[k].t,
-							series->floats.samples[k].v);
+							series->floats.samples[k].v, budget);
 			pushJsonbValue(state, WJB_END_ARRAY, NULL);
 			push_histograms(state, series->histograms.samples,
-							series->histograms.n);
+							series->histograms.n, budget);
 			pushJsonbValue(state, WJB_END_OBJECT, NULL);
 		}
 		push_array_in_object_end(state);
@@ -612,7 +677,8 @@ push_chunked_results(JsonbParseState **state, const char *data, Size len)
 /*
  * prom_read_response_json(response bytea) returns the series of a SAMPLES
  * or STREAMED_XOR_CHUNKS response: {"results": [{"timeseries": [{"labels":
- * {...}, "samples": [[t, v], ...]}]}]}.
+ * {...}, "samples": [[t, v], ...]}]}]}.  Its decoding and tree are made
+ * within one budget (see the file header), freed once the result is made.
  */
 Datum
 prom_read_response_json(PG_FUNCTION_ARGS)
@@ -622,7 +688,10 @@ prom_read_response_json(PG_FUNCTION_ARGS)
 	Size		len = VARSIZE_ANY_EXHDR(body);
 	JsonbParseState *state = NULL;
 	JsonbValue *result;
+	Jsonb	   *jsonb;
 	const char *not_a_frame = NULL;
+	PromDecodeBudget *budget;
+	MemoryContext oldcxt;
 
 	/* a stream of frames, or a snappy block (see the file header) */
 	if (len > 0)
@@ -641,14 +710,20 @@ prom_read_response_json(PG_FUNCTION_ARGS)
 										not_a_frame)));
 	}
 
+	budget = PromDecodeBudgetCreate("remote read response");
+	oldcxt = MemoryContextSwitchTo(budget->context);
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	push_key(&state, "results");
 	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 	if (not_a_frame == NULL)
-		push_chunked_results(&state, data, len);
+		push_chunked_results(&state, data, len, budget);
 	else
-		push_samples_results(&state, data, len);
+		push_samples_results(&state, data, len, budget);
 	pushJsonbValue(&state, WJB_END_ARRAY, NULL);
 	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
-	PG_RETURN_JSONB_P(JsonbValueToJsonb(result));
+	MemoryContextSwitchTo(oldcxt);
+	jsonb = JsonbValueToJsonb(result);
+	MemoryContextDelete(budget->context);
+	pfree(budget);
+	PG_RETURN_JSONB_P(jsonb);
 }

@@ -489,7 +489,9 @@ get_layout(XorReader *r, ChunkLayout *layout)
 /*
  * Count more bytes of a chunk's decoding in *held, refused (53200) past what
  * promread.max_memory leaves: a chunk's histograms may be many times its
- * bytes.
+ * bytes.  What is left is what the chunks decoded before leave when their
+ * keeper charges them (prom_read_response_json), so that the bound is one
+ * over all of them.
  */
 static void
 hold(Size *held, Size more)
@@ -535,10 +537,12 @@ layout_histogram(const ChunkLayout *layout, bool is_float, bool stale)
  * samples, each value pointing to a palloc'd histogram (PromSampleHistogram).
  * Returns NULL, or why the data is not a valid chunk; untrusted, never read
  * past its end, and its histograms refused (53200) past what
- * promread.max_memory leaves.  As Prometheus's readers do, the first sample's hint is the
- * chunk's counter-reset bits, a later one's unknown (gauge in a gauge
- * chunk), and a stale marker's sum ends its sample: it is a histogram of
- * that sum alone.
+ * promread.max_memory leaves: a caller that keeps the histograms of many
+ * chunks charges them as it goes (PromDecodeBudgetCharge), so that each
+ * chunk gets what those before it left.  As Prometheus's readers do, the
+ * first sample's hint is the chunk's counter-reset bits, a later one's
+ * unknown (gauge in a gauge chunk), and a stale marker's sum ends its
+ * sample: it is a histogram of that sum alone.
  */
 const char *
 PromHistogramChunkDecode(const void *data, Size len, bool is_float,
@@ -565,7 +569,7 @@ PromHistogramChunkDecode(const void *data, Size len, bool is_float,
 	uint64	   *changes;
 	uint64		count_delta = 0;
 	uint64		zero_delta = 0;
-	Size		held = 0;		/* bytes of the histograms made */
+	Size		held = 0;		/* bytes of this chunk's histograms */
 	const char *reason;
 
 	if (len < 3)
@@ -599,6 +603,7 @@ PromHistogramChunkDecode(const void *data, Size len, bool is_float,
 		uint64		i;
 		bool		stale;
 
+		CHECK_FOR_INTERRUPTS();
 		if ((reason = get_varbit(&r, true, &word)) != NULL)
 			return reason;
 		if (n == 0)
@@ -713,11 +718,11 @@ PromDecodeHistogramChunk(int encoding, const void *data, Size len,
 /*
  * Call fn for each series of each frame of a stream, in order, with the
  * frame's query index and number.  A frame's message is unpacked within a
- * decoding budget (what promread.max_memory leaves, 53200 past it), and
- * fn called in frame_context, both reset once fn has seen the frame's
- * series; or, when frame_context is NULL, in the current memory context,
- * where the messages stay.  An invalid frame, or a query index out of
- * 0..MAX_QUERY_INDEX, raises 22P03.
+ * decoding budget (what promread.max_memory leaves, 53200 past it, less
+ * what fn charged), and fn called in frame_context, both reset once fn has
+ * seen the frame's series; or, when frame_context is NULL, in the current
+ * memory context, where the messages stay.  An invalid frame, or a query
+ * index out of 0..MAX_QUERY_INDEX, raises 22P03.
  */
 void
 PromForEachChunkedSeries(const char *data, Size len, PromChunkedSeriesFn fn,
@@ -737,6 +742,8 @@ PromForEachChunkedSeries(const char *data, Size len, PromChunkedSeriesFn fn,
 		MemoryContext oldcxt = CurrentMemoryContext;
 
 		CHECK_FOR_INTERRUPTS();
+		/* fn may have charged memory since the budget's limit was set */
+		budget->limit = PromMemoryAvailable() + budget->held;
 		reason = PromReadFrame(data, len, &pos, frame, &message, &message_len);
 		if (reason != NULL)
 			PromStreamError(reason);
@@ -763,7 +770,6 @@ PromForEachChunkedSeries(const char *data, Size len, PromChunkedSeriesFn fn,
 		{
 			MemoryContextReset(frame_context);
 			MemoryContextReset(budget->context);
-			budget->limit = PromMemoryAvailable();
 		}
 	}
 	if (frame_context != NULL)

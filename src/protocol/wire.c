@@ -99,14 +99,19 @@ PromDecodeBudgetCreate(const char *what)
 static void
 budget_exceeded(PromDecodeBudget *budget, Size more)
 {
+	Size		need = Max(more, budget->refused_size);
+
 	ereport(ERROR,
 			(errcode(budget->sqlstate),
 			 errmsg("promread's working memory would exceed promread.max_memory (%dkB)",
 					promread_max_memory),
+			 need > 0 ?
 			 errdetail("Decoding the %s takes more than the %zu bytes left: it holds %zu bytes and needs %zu more.",
 					   budget->what, budget->limit,
-					   (Size) budget->context->mem_allocated,
-					   Max(more, budget->refused_size)),
+					   (Size) budget->context->mem_allocated, need) :
+			 errdetail("Decoding the %s takes more than the %zu bytes left: it holds %zu bytes.",
+					   budget->what, budget->limit,
+					   (Size) budget->context->mem_allocated),
 			 errhint("Send a smaller %s, or raise promread.max_memory.",
 					 budget->what)));
 }
@@ -180,6 +185,22 @@ PromDecodeBudgetHold(PromDecodeBudget *budget)
 		budget->held = allocated;
 	}
 	budget->limit = PromMemoryAvailable() + budget->held;
+}
+
+/*
+ * Check that what the budget's context holds, and more bytes, fit in what
+ * promread.max_memory leaves now besides what the budget has charged, or
+ * raise the budget's error; then charge what the context holds
+ * (PromDecodeBudgetHold).  For a decoding that allocates in the context
+ * itself, item by item, all of it counted: other memory charged since the
+ * last call (a stream's frames) leaves it less.
+ */
+void
+PromDecodeBudgetCharge(PromDecodeBudget *budget, Size more)
+{
+	budget->limit = PromMemoryAvailable() + budget->held;
+	PromDecodeBudgetCheck(budget, more);
+	PromDecodeBudgetHold(budget);
 }
 
 /* Start an empty buffer with room for capacity bytes. */

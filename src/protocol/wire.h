@@ -336,6 +336,7 @@ typedef struct PromDecodeBudget
 extern PromDecodeBudget *PromDecodeBudgetCreate(const char *what);
 extern void PromDecodeBudgetCheck(PromDecodeBudget *budget, Size more);
 extern void PromDecodeBudgetHold(PromDecodeBudget *budget);
+extern void PromDecodeBudgetCharge(PromDecodeBudget *budget, Size more);
 
 /* A snappy-compressed request, unpacked within a budget (wire.c). */
 extern ProtobufCMessage *PromUnpackRequest(const char *body, Size len,

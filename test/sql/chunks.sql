@@ -423,6 +423,74 @@ SELECT ch_decode(ch_frame(ch_message('x', 0, 0, 0, '\x0001')));
 SELECT ch_decode('\xff');
 SELECT ch_decode('\x0a000000000000');
 
+-- promread.max_memory bounds all that prom_read_response_json holds over
+-- the call, decoded samples, histograms and jsonb tree included (53200),
+-- not each chunk or series alone; byte counts are left out here
+CREATE FUNCTION ch_decode_memory(stream bytea) RETURNS text LANGUAGE sql AS $$
+	SELECT regexp_replace(ch_decode(stream), '[0-9]+ (bytes|more)', 'N \1', 'g')
+$$;
+-- an XOR chunk of 65,535 samples of time 0 and value 0: after the first
+-- two, each sample is 2 bits (delta of delta '0', value unchanged '0'), so
+-- the chunk takes 16 kB; four such frames of one series would be 262,140
+-- samples, about 100 MB of jsonb tree
+CREATE TABLE ch_zeros AS
+	SELECT ch_frame(ch_message('x', 0, 0, 1,
+		'\xffff'::bytea || decode(repeat('00', 16394), 'hex'))) AS f;
+SELECT length(f) AS frame_bytes,
+	jsonb_array_length(prom_read_response_json(f)->'results'->0->'timeseries'->0->'samples')
+		AS samples
+FROM ch_zeros;
+-- a thousand samples a series: one series decodes within 1 MB, ten do not
+CREATE TABLE ch_thousands AS
+	SELECT i, ch_frame(ch_message('x' || i, 0, 0, 1,
+		'\x03e8'::bytea || decode(repeat('00', 260), 'hex'))) AS f
+	FROM generate_series(1, 10) i;
+-- a SAMPLES response of 3,000 empty samples (2 bytes each)
+CREATE TABLE ch_empty_samples AS
+	SELECT snappy_literal(ch_len(1, ch_len(1, ch_len(1, ch_len(1, '__name__')
+		|| ch_len(2, 'x')) || decode(repeat('1200', 3000), 'hex')))) AS r;
+SELECT jsonb_array_length(prom_read_response_json(r)->'results'->0->'timeseries'->0->'samples')
+	AS samples
+FROM ch_empty_samples;
+-- 600 histograms of 500 buckets: 5 HISTOGRAM chunks of 120, about 500 kB
+-- of histograms each
+CREATE TABLE ch_hist (t timestamptz, h prom_histogram);
+SELECT prom_register('ch_hist');
+INSERT INTO ch_hist
+	SELECT '2024-01-01'::timestamptz + i * interval '1 s',
+		('{"count":500,"positive_spans":[[0,500]],"positive_deltas":[1'
+		 || repeat(',0', 499) || ']}')::prom_histogram
+	FROM generate_series(1, 600) i;
+CREATE TABLE ch_hist_stream AS
+	SELECT prom_remote_read(prom_read_request('ch_hist', '2024-01-01', '2024-01-02',
+		'{streamed_xor_chunks}')) AS s;
+SELECT chunk, type, samples FROM ch_frames((SELECT s FROM ch_hist_stream));
+SELECT jsonb_array_length(prom_read_response_json(s)->'results'->0->'timeseries'->0->'histograms')
+	AS histograms
+FROM ch_hist_stream;
+SET promread.max_memory = '1MB';
+SELECT ch_decode_memory(f || f || f || f) FROM ch_zeros;
+SELECT ch_decode_memory(f) FROM ch_thousands WHERE i = 1;
+SELECT ch_decode_memory(string_agg(f, ''::bytea ORDER BY i)) FROM ch_thousands;
+SELECT ch_decode_memory(r) FROM ch_empty_samples;
+-- each histogram chunk alone decodes within 1 MB; the stream of five not
+-- (the SQLSTATE alone: whether the decoder of a chunk refuses it, or the
+-- count after a chunk, depends on how the allocator rounds a histogram)
+SELECT chunk, (SELECT count(*) FROM prom_chunk_histograms(type::smallint, data)) AS histograms
+FROM ch_frames((SELECT s FROM ch_hist_stream));
+SELECT split_part(ch_decode(s), ':', 1) AS sqlstate FROM ch_hist_stream;
+RESET promread.max_memory;
+SELECT ch_decode_memory(string_agg(f, ''::bytea ORDER BY i)) FROM ch_thousands;
+-- a histogram of a chunk is made JSON only within
+-- promread.max_histogram_buckets (22023), as one of a SAMPLES response:
+-- what its text and parse take is not counted
+SET promread.max_histogram_buckets = 100;
+SELECT ch_decode(s) FROM ch_hist_stream;
+RESET promread.max_histogram_buckets;
+
+DROP TABLE ch_zeros, ch_thousands, ch_empty_samples, ch_hist, ch_hist_stream;
+DROP FUNCTION ch_decode_memory;
+
 DROP TABLE golden, ch_b, rr, rr_other, rr_values, ch_rr_big, ch_rr_far, ch_stream;
 DROP TYPE rr_env;
 DROP FUNCTION ch_varint, ch_int64, ch_fields, ch_crc32c, ch_frames,
