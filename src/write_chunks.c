@@ -49,8 +49,9 @@
  *    many in time that grows with their number.
  * 7. m#head is partitioned by 2-hour window behind a watermark (head.c's
  *    header gives the argument): the partition of each window the rows
- *    touch is locked, in ascending order of OID (ROW EXCLUSIVE), then the
- *    watermark is read with the latest snapshot; rows before it go to
+ *    touch is locked, in ascending order of OID (ROW EXCLUSIVE), and those
+ *    alone, so that a compaction of other windows does not hold the write
+ *    up; then the watermark is read with the latest snapshot; rows before it go to
  *    m#late (which the writer needs INSERT on then), the others to m#head.
  *    A metric whose layout was made by hand, without m#late, has all its
  *    rows written to m#head.
@@ -637,13 +638,15 @@ flush_copy(HeadCopy *copy, List *attnames)
 
 /*
  * Lock the partitions of m#head the group's rows go to (7. above): each
- * window's, in ascending order of OID (PromCheckWriteTrusted locked them
- * all so already); then return the watermark, read with the latest
- * snapshot.
+ * window's, or the default partition for a window without one, in
+ * ascending order of OID, and check that writing them is trusted
+ * (write_trust.c); then return the watermark, read with the latest
+ * snapshot.  The others are not locked: a compaction of their windows
+ * goes on.
  */
 static int64
 lock_windows(const PromWriteGroup *group, const PromMetricEntry *entry,
-			 bool histograms, Relation head_rel)
+			 const PromMetricEntry *trust, bool histograms, Relation head_rel)
 {
 	PromHeadWindow *windows;
 	int			nwindows;
@@ -683,13 +686,19 @@ lock_windows(const PromWriteGroup *group, const PromMetricEntry *entry,
 	{
 		Oid			partition = PromHeadWindowPartition(windows, nwindows, touched[i]);
 
+		if (!OidIsValid(partition))
+			partition = default_partition;
 		if (OidIsValid(partition))
 			partitions[npartitions++] = partition;
 	}
 	qsort(partitions, npartitions, sizeof(Oid), oid_cmp);
-	for (i = 0; i < npartitions; i++)
+	for (i = 0, ntouched = 0; i < npartitions; i++)
 		if (i == 0 || partitions[i] != partitions[i - 1])
+		{
 			LockRelationOid(partitions[i], RowExclusiveLock);
+			partitions[ntouched++] = partitions[i];
+		}
+	PromCheckWriteTrustedPartitions(head_rel, partitions, ntouched, trust);
 	return PromStorageCompactedBefore(entry->metric, GetLatestSnapshot());
 }
 
@@ -768,6 +777,7 @@ PromWriteGroupChunks(const PromWriteGroup *group, const PromMetricEntry *entry,
 	bool		use_cache;
 	int64		nrows;
 	int			nmissing;
+	int64		compacted_before = PG_INT64_MIN;
 
 	series_rel = try_relation_open(storage->series, AccessShareLock);
 	if (series_rel == NULL)
@@ -794,10 +804,16 @@ PromWriteGroupChunks(const PromWriteGroup *group, const PromMetricEntry *entry,
 	}
 	series_trust = trust_entry(entry, SERIES_HASH_COLUMN, SERIES_ID_COLUMN);
 	head_trust = trust_entry(entry, HEAD_TIME_COLUMN, HEAD_VALUE_COLUMN);
+	histograms = get_atttype(storage->head, get_attnum(storage->head, HEAD_VALUE_COLUMN)) ==
+		PromHistogramTypeOid();
 	PromCheckWriteTrusted(series_rel, &series_trust);
-	PromCheckWriteTrusted(head_rel, &head_trust);
 	if (late_rel != NULL)
+	{
+		compacted_before = lock_windows(group, entry, &head_trust, histograms, head_rel);
 		PromCheckWriteTrusted(late_rel, &head_trust);
+	}
+	else
+		PromCheckWriteTrusted(head_rel, &head_trust);
 	check_series_privileges(series_rel, entry);
 	if (check_enable_rls(storage->head, InvalidOid, false) == RLS_ENABLED ||
 		(late_rel != NULL && check_enable_rls(storage->late, InvalidOid, false) == RLS_ENABLED))
@@ -808,8 +824,6 @@ PromWriteGroupChunks(const PromWriteGroup *group, const PromMetricEntry *entry,
 				 errhint("Apply row-level security to the series table %s instead.",
 						 PromQuotedRelationName(storage->series))));
 
-	histograms = get_atttype(storage->head, get_attnum(storage->head, HEAD_VALUE_COLUMN)) ==
-		PromHistogramTypeOid();
 	nrows = PromWriteCheckValueKind(group, entry->metric, HEAD_VALUE_COLUMN, histograms);
 
 	w.entry = entry;
@@ -831,9 +845,7 @@ PromWriteGroupChunks(const PromWriteGroup *group, const PromMetricEntry *entry,
 		cached_series(&w, storage->series, false);
 
 	if (nrows > 0)
-		write_head(group, &w, histograms, head_rel, late_rel,
-				   late_rel != NULL ? lock_windows(group, entry, histograms, head_rel) :
-				   PG_INT64_MIN);
+		write_head(group, &w, histograms, head_rel, late_rel, compacted_before);
 	if (late_rel != NULL)
 		relation_close(late_rel, NoLock);
 	relation_close(head_rel, NoLock);

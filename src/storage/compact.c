@@ -22,8 +22,9 @@
  *    The partitions of the windows compacted are locked first (SHARE, to
  *    the commit), in ascending order of OID, so that a writer either wrote
  *    before (its rows are read) or reads the moved watermark (head.c's
- *    header gives the argument); then partitions are made ahead and dropped
- *    (PromHeadMaintain), under a lock held to the commit.
+ *    header gives the argument); then, once every metric of the call is
+ *    compacted, partitions are made ahead and dropped (PromHeadMaintain),
+ *    under a lock held to the commit.
  * 2. A series' samples of a window, n of them, are cut into ceil(n / 120)
  *    chunks of sizes that differ by one at most.  Histograms go through
  *    histogram_chunk.c's chunker, which cuts where Prometheus cuts too (a
@@ -712,6 +713,17 @@ prepare_window(Compaction *c, Oid partition, Oid default_partition)
 	return prepare(sql.data, 4, types);
 }
 
+/* The end of the windows a compaction at now_ms compacts (ms). */
+static int64
+compaction_cutoff(int64 now_ms)
+{
+	int64		cutoff;
+
+	if (pg_sub_s64_overflow(now_ms, promread_compact_after, &cutoff))
+		cutoff = PG_INT64_MIN;
+	return cutoff;
+}
+
 /*
  * Compact a metric's head within SPI, its retention carried out first;
  * returns the chunks written.  entry is read after the head's lock.
@@ -745,8 +757,7 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 	PromApplyRetention(entry, chunks, head, now_ms);
 
 	/* the windows that end at or before now() - promread.compact_after */
-	if (pg_sub_s64_overflow(now_ms, promread_compact_after, &cutoff))
-		cutoff = PG_INT64_MIN;
+	cutoff = compaction_cutoff(now_ms);
 	if (pg_mul_s64_overflow(PromFloorDiv(cutoff, PROM_CHUNK_WINDOW_MS), PROM_CHUNK_WINDOW_MS,
 							&bound))
 		return 0;
@@ -807,37 +818,33 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 		if (!PromStorageCatalogSetCompactedBefore(entry->metric, bound))
 			elog(ERROR, "metric \"%s\" lost its storage entry", entry->metric);
 	}
-
-	/*
-	 * last, so that the lock it may take blocks the metric's readers and
-	 * writers for as short a time as the transaction allows
-	 */
-	PromHeadMaintain(entry, cutoff, now_ms);
 	return c->written;
 }
 
 /*
- * Compact a metric as its owner, the owner of its view (6. above), after
- * taking the head's lock; returns the chunks written.
+ * Make and drop a compacted metric's head partitions (PromHeadMaintain),
+ * entry as its compaction read it; returns 0.
  */
 static int64
-compact_as_owner(const PromStorageEntry *entry, int64 now_ms)
+maintain_head(const PromStorageEntry *entry, int64 now_ms)
+{
+	PromHeadMaintain(entry, compaction_cutoff(now_ms), now_ms);
+	return 0;
+}
+
+/*
+ * Run work (compact_metric or maintain_head) on a metric as its owner, the
+ * owner of its view (6. above), connected to SPI; returns what work does.
+ */
+static int64
+as_owner(const PromStorageEntry *entry, int64 now_ms,
+		 int64 (*work) (const PromStorageEntry *entry, int64 now_ms))
 {
 	Oid			save_userid;
 	int			save_sec_context;
 	int			save_nestlevel;
-	int64		written;
-	PromStorageEntry *fresh;
+	int64		result;
 
-	LockRelationOid(entry->head, ShareUpdateExclusiveLock);
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->head)) ||
-		!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->relation)))
-		return 0;				/* dropped while we waited */
-	/* the watermark as the compaction before us left it */
-	fresh = PromStorageLookup(entry->metric);
-	if (fresh == NULL || fresh->head != entry->head)
-		return 0;
-	entry = fresh;
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(relation_owner(entry->relation),
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
@@ -848,11 +855,32 @@ compact_as_owner(const PromStorageEntry *entry, int64 now_ms)
 							 true, 0, false);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	written = compact_metric(entry, now_ms);
+	result = work(entry, now_ms);
 	SPI_finish();
 	AtEOXact_GUC(false, save_nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
-	return written;
+	return result;
+}
+
+/*
+ * Compact a metric as its owner after taking the head's lock, adding its
+ * entry as read then to *compacted; returns the chunks written.
+ */
+static int64
+compact_as_owner(const PromStorageEntry *entry, int64 now_ms, List **compacted)
+{
+	PromStorageEntry *fresh;
+
+	LockRelationOid(entry->head, ShareUpdateExclusiveLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->head)) ||
+		!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->relation)))
+		return 0;				/* dropped while we waited */
+	/* the watermark as the compaction before us left it */
+	fresh = PromStorageLookup(entry->metric);
+	if (fresh == NULL || fresh->head != entry->head)
+		return 0;
+	*compacted = lappend(*compacted, fresh);
+	return as_owner(fresh, now_ms, compact_metric);
 }
 
 /*
@@ -866,6 +894,7 @@ prom_compact(PG_FUNCTION_ARGS)
 	char	   *metric = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int64		now_ms = PromTimestampToMs(GetCurrentTransactionStartTimestamp());
 	List	   *entries;
+	List	   *compacted = NIL;
 	ListCell   *lc;
 	int64		written = 0;
 
@@ -885,7 +914,15 @@ prom_compact(PG_FUNCTION_ARGS)
 			PromCompactCheckOwner(entry);
 		else if (!PromCompactOwns(entry) || !OidIsValid(entry->late))
 			continue;
-		written += compact_as_owner(entry, now_ms);
+		written += compact_as_owner(entry, now_ms, &compacted);
 	}
+
+	/*
+	 * Head partitions are made and dropped last, once every metric is
+	 * compacted, so that the lock that takes blocks each metric's readers
+	 * and writers for as short a time as the transaction allows.
+	 */
+	foreach(lc, compacted)
+		(void) as_owner(lfirst(lc), now_ms, maintain_head);
 	PG_RETURN_INT64(written);
 }

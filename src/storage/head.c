@@ -27,10 +27,10 @@
  * transaction: a REPEATABLE READ reader whose snapshot predates the
  * compaction reads the old watermark, and would find the rows gone.
  *
- * Writers (write_chunks.c) lock every partition of m#head (ROW EXCLUSIVE,
- * in ascending order of OID: write_trust.c's check of their owners and
- * triggers does, find_all_inheritors), the partition of each window a
- * request touches among them, then read the watermark with the latest
+ * Writers (write_chunks.c) lock the partition of each window a request
+ * touches (ROW EXCLUSIVE, in ascending order of OID; the default partition
+ * for a window without one), and those alone, so that they do not wait
+ * for a compaction of other windows, then read the watermark with the latest
  * snapshot: rows of windows before it go to m#late, the others to m#head
  * (routed to their partition, or to the default one).  Compaction
  * (compact.c) takes SHARE on each partition of the windows it compacts
