@@ -11,7 +11,7 @@ PROTOS = src/protocol/proto/remote src/protocol/proto/write_v2
 OBJS = $(SRCS:.c=.o) $(patsubst %.cpp,%.o,$(wildcard src/*/*.cpp)) $(PROTOS:=.pb-c.o)
 EXTRA_CLEAN = $(PROTOS:=.pb-c.c) $(PROTOS:=.pb-c.h)
 
-REGRESS = register series regex matchers selective layouts security misfits limits volume remote_read chunks encoders prometheus_requests write write_v2 write_histograms write_histogram_staleness write_paths write_security label_names read_rights histogram histogram_read chunk_storage write_chunks write_series_cache compact convert_metric read_chunks
+REGRESS = register series regex matchers selective layouts security misfits limits volume remote_read chunks encoders prometheus_requests write write_v2 write_histograms write_histogram_staleness write_paths write_security label_names read_rights histogram histogram_read chunk_storage write_chunks write_series_cache compact convert_metric read_chunks head_partitions
 REGRESS_OPTS = --inputdir=test --encoding=UTF8 --load-extension=promread
 
 PG_CPPFLAGS = -I$(srcdir)/src

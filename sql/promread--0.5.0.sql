@@ -94,13 +94,19 @@ CREATE TABLE prom_storage_catalog (
 	chunks regclass NOT NULL,
 	head regclass NOT NULL,
 	-- chunks and head rows older than this are dropped; NULL: kept
-	retention interval
+	retention interval,
+	-- the table of samples that arrived for windows compacted already
+	-- (NULL: none, for a layout made by hand)
+	late regclass,
+	-- head rows before this time (ms) are in chunks; NULL: none is
+	compacted_before bigint
 );
 REVOKE ALL ON prom_storage_catalog FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('prom_storage_catalog', '');
 
 CREATE VIEW prom_metric_storage AS
-	SELECT metric, relation, series, chunks, head, retention
+	SELECT metric, relation, series, chunks, head, retention, late,
+		compacted_before
 	FROM prom_storage_catalog;
 GRANT SELECT ON prom_metric_storage TO PUBLIC;
 
@@ -138,7 +144,7 @@ BEGIN
 	WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
 	  AND d.objsubid OPERATOR(pg_catalog.=) 0
 	  AND d.objid OPERATOR(pg_catalog.=) ANY (ARRAY[c.relation, c.series,
-		c.chunks, c.head]::pg_catalog.oid[]);
+		c.chunks, c.head, c.late]::pg_catalog.oid[]);
 END
 $$;
 REVOKE ALL ON FUNCTION prom_catalog_forget_dropped() FROM PUBLIC;
@@ -604,10 +610,12 @@ DECLARE
 	m record;
 	tables regclass[];
 	labels text;
+	defaults oid[];
 BEGIN
 	FOR m IN
 		SELECT c.metric, c.relation, c.label_columns, c.overflow_column,
-			s.series AS series_table, s.chunks, s.head
+			s.series AS series_table, s.chunks, s.head, s.late,
+			coalesce(s.compacted_before, -9223372036854775808) AS compacted_before
 		FROM @extschema@.prom_metrics AS c
 		LEFT JOIN @extschema@.prom_metric_storage AS s
 			ON s.metric OPERATOR(pg_catalog.=) c.metric
@@ -620,14 +628,26 @@ BEGIN
 		samples := NULL;
 		IF m.series_table IS NOT NULL THEN
 			storage := 'chunks';
-			tables := ARRAY[m.series_table, m.chunks, m.head];
+			tables := ARRAY[m.series_table, m.chunks, m.head, m.late];
 			IF has_table_privilege(m.series_table, 'SELECT')
 				AND has_table_privilege(m.chunks, 'SELECT')
-				AND has_table_privilege(m.head, 'SELECT') THEN
+				AND has_table_privilege(m.head, 'SELECT')
+				AND (m.late IS NULL OR has_table_privilege(m.late, 'SELECT')) THEN
+				-- rows of the head's window partitions before compacted_before
+				-- are in chunks already; its default partition's are not
+				SELECT coalesce(array_agg(r.oid), '{}')
+				INTO defaults
+				FROM pg_inherits AS i JOIN pg_class AS r ON r.oid OPERATOR(pg_catalog.=) i.inhrelid
+				WHERE i.inhparent OPERATOR(pg_catalog.=) m.head
+				  AND pg_get_expr(r.relpartbound, r.oid) OPERATOR(pg_catalog.=) 'DEFAULT';
 				EXECUTE format('SELECT (SELECT count(*) FROM %s),'
-					' (SELECT count(*) FROM %s) OPERATOR(pg_catalog.+) (SELECT'
+					' (SELECT count(*) FROM %s WHERE t OPERATOR(pg_catalog.>=) %s'
+					' OR tableoid OPERATOR(pg_catalog.=) ANY (%L::pg_catalog.oid[]))'
+					' OPERATOR(pg_catalog.+) (SELECT count(*) FROM %s)'
+					' OPERATOR(pg_catalog.+) (SELECT'
 					' coalesce(sum(@extschema@.prom_chunk_sample_count(chunk)), 0)'
-					' FROM %s)::bigint', m.series_table, m.head, m.chunks)
+					' FROM %s)::bigint', m.series_table, m.head, m.compacted_before,
+					defaults, coalesce(m.late::text, '(SELECT WHERE false) AS none'), m.chunks)
 					INTO series, samples;
 			END IF;
 		ELSE
@@ -688,3 +708,11 @@ CREATE FUNCTION prom_series_changed()
 	RETURNS trigger
 	AS 'MODULE_PATHNAME', 'prom_series_changed'
 	LANGUAGE C VOLATILE;
+
+-- The time (ms since the Unix epoch) before which a chunk metric's head rows
+-- are in its chunks, as the caller's snapshot sees it (the least bigint when
+-- none is): the metric's view reads the head from it (docs/chunk-storage.md).
+CREATE FUNCTION prom_head_compacted_before(metric text)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'prom_head_compacted_before'
+	LANGUAGE C STRICT STABLE PARALLEL SAFE;

@@ -332,11 +332,12 @@ copy_grants(Oid table, const PromStorageEntry *storage)
 		char	   *grantee = SPI_getvalue(tuptable->vals[i], tuptable->tupdesc, 1);
 		char	   *privilege = SPI_getvalue(tuptable->vals[i], tuptable->tupdesc, 2);
 
-		PromRunDDL(psprintf("GRANT %s ON %s, %s, %s, %s TO %s", privilege,
+		PromRunDDL(psprintf("GRANT %s ON %s, %s, %s, %s, %s TO %s", privilege,
 							PromQuotedRelationName(storage->relation),
 							PromQuotedRelationName(storage->series),
 							PromQuotedRelationName(storage->chunks),
-							PromQuotedRelationName(storage->head), grantee));
+							PromQuotedRelationName(storage->head),
+							PromQuotedRelationName(storage->late), grantee));
 	}
 }
 
@@ -368,7 +369,7 @@ prom_convert_metric(PG_FUNCTION_ARGS)
 	call_on_metric("prom_unregister", metric);
 	entry = PromStorageCreateMetric(metric, nspid,
 									(const char *const *) old->label_names,
-									old->nlabels, histograms, false);
+									old->nlabels, histograms, false, PG_INT64_MAX);
 	storage = PromStorageLookup(metric);
 	if (OidIsValid(exemplars) && PromExemplarCatalogLock(metric))
 		PromExemplarCatalogStore(metric, exemplars);

@@ -180,6 +180,26 @@ collect_labels(PromWriteGroup *group)
 	group->nlabels = j;
 }
 
+/* The time of a group's first sample or histogram (PG_INT64_MAX: none). */
+static int64
+group_earliest_ms(const PromWriteGroup *group)
+{
+	int64		earliest = PG_INT64_MAX;
+	int			i;
+	int			j;
+
+	for (i = 0; i < group->nseries; i++)
+	{
+		const PromWriteSeries *series = group->series[i];
+
+		for (j = 0; j < series->nsamples; j++)
+			earliest = Min(earliest, series->samples[j]->timestamp);
+		for (j = 0; j < series->nhistograms; j++)
+			earliest = Min(earliest, series->histograms[j].timestamp);
+	}
+	return earliest;
+}
+
 /*
  * The registration of a group's metric, with a place for every label its
  * series carry where it can have one: created, extended, or as registered;
@@ -206,7 +226,8 @@ PromWriteGroupEntry(const PromWriteGroup *group)
 			entry = PromStorageCreateMetric(group->metric,
 											get_namespace_oid(promread_write_schema, false),
 											group->labels, group->nlabels,
-											PromWriteGroupHistograms(group) > 0, true);
+											PromWriteGroupHistograms(group) > 0, true,
+											group_earliest_ms(group));
 		else
 			entry = PromWriteCreateMetric(group->metric, group->labels, group->nlabels,
 										  PromWriteGroupHistograms(group) > 0);

@@ -234,6 +234,9 @@ extern int64 PromWriteGroupExemplars(const PromWriteGroup *group,
 
 /* in write_trust.c */
 extern void PromCheckWriteTrusted(Relation rel, const PromMetricEntry *entry);
+extern void PromCheckWriteTrustedPartitions(Relation rel, const Oid *partitions,
+											int npartitions,
+											const PromMetricEntry *entry);
 
 /* in series_cache.c */
 extern bool PromSeriesCacheUsable(Relation series_rel);

@@ -47,6 +47,14 @@
  *    the table's tuple descriptor once for each slot it buffers (up to
  *    1,000), and PostgreSQL 15's resource owner finds equal pins among
  *    many in time that grows with their number.
+ * 7. m#head is partitioned by 2-hour window behind a watermark (head.c's
+ *    header gives the argument): the partition of each window the rows
+ *    touch is locked, in ascending order of OID (ROW EXCLUSIVE), and those
+ *    alone, so that a compaction of other windows does not hold the write
+ *    up; then the watermark is read with the latest snapshot; rows before it go to
+ *    m#late (which the writer needs INSERT on then), the others to m#head.
+ *    A metric whose layout was made by hand, without m#late, has all its
+ *    rows written to m#head.
  *
  *-------------------------------------------------------------------------
  */
@@ -607,27 +615,119 @@ trust_entry(const PromMetricEntry *entry, const char *time_column,
 	return copy;
 }
 
+/* A COPY stream into one table, sent every HEAD_COPY_ROWS rows. */
+typedef struct HeadCopy
+{
+	Relation	rel;
+	StringInfoData out;
+	int			nrows;
+} HeadCopy;
+
+/* Send a stream's rows, if any, with a COPY; start it again. */
+static void
+flush_copy(HeadCopy *copy, List *attnames)
+{
+	if (copy->nrows == 0)
+		return;
+	PromCopyAppendTrailer(&copy->out);
+	PromWriteCopy(copy->rel, attnames, &copy->out);
+	resetStringInfo(&copy->out);
+	PromCopyAppendHeader(&copy->out);
+	copy->nrows = 0;
+}
+
 /*
- * Append the group's rows to m#head by COPY in binary form: series_id, t
- * (ms, checked to be a timestamp PostgreSQL can hold), value; in COPYs of
- * at most HEAD_COPY_ROWS rows.
+ * Lock the partitions of m#head the group's rows go to (7. above): each
+ * window's, or the default partition for a window without one, in
+ * ascending order of OID, and check that writing them is trusted
+ * (write_trust.c); then return the watermark, read with the latest
+ * snapshot.  The others are not locked: a compaction of their windows
+ * goes on.
+ */
+static int64
+lock_windows(const PromWriteGroup *group, const PromMetricEntry *entry,
+			 const PromMetricEntry *trust, bool histograms, Relation head_rel)
+{
+	PromHeadWindow *windows;
+	int			nwindows;
+	Oid			default_partition;
+	int64	   *touched = NULL;
+	int			ntouched = 0;
+	int			capacity = 0;
+	Oid		   *partitions;
+	int			npartitions = 0;
+	int			i;
+
+	PromHeadWindows(head_rel, &windows, &nwindows, &default_partition);
+	for (i = 0; i < group->nseries; i++)
+	{
+		const PromWriteSeries *series = group->series[i];
+		int			s;
+
+		for (s = 0; s < PromWriteSeriesRows(series, histograms); s++)
+		{
+			int64		window = PromFloorDiv(PromWriteSeriesTime(series, s, histograms),
+											  PROM_CHUNK_WINDOW_MS);
+
+			/* rows come in time order a series: most repeat the last */
+			if (ntouched > 0 && touched[ntouched - 1] == window)
+				continue;
+			if (ntouched == capacity)
+			{
+				capacity = Max(capacity * 2, 8);
+				touched = touched == NULL ? palloc(sizeof(int64) * capacity) :
+					repalloc(touched, sizeof(int64) * capacity);
+			}
+			touched[ntouched++] = window;
+		}
+	}
+	partitions = palloc(sizeof(Oid) * Max(ntouched, 1));
+	for (i = 0; i < ntouched; i++)
+	{
+		Oid			partition = PromHeadWindowPartition(windows, nwindows, touched[i]);
+
+		if (!OidIsValid(partition))
+			partition = default_partition;
+		if (OidIsValid(partition))
+			partitions[npartitions++] = partition;
+	}
+	qsort(partitions, npartitions, sizeof(Oid), oid_cmp);
+	for (i = 0, ntouched = 0; i < npartitions; i++)
+		if (i == 0 || partitions[i] != partitions[i - 1])
+		{
+			LockRelationOid(partitions[i], RowExclusiveLock);
+			partitions[ntouched++] = partitions[i];
+		}
+	PromCheckWriteTrustedPartitions(head_rel, partitions, ntouched, trust);
+	return PromStorageCompactedBefore(entry->metric, GetLatestSnapshot());
+}
+
+/*
+ * Append the group's rows by COPY in binary form: series_id, t (ms, checked
+ * to be a timestamp PostgreSQL can hold), value; to m#late those before the
+ * watermark (late_rel NULL: none), the others to m#head; in COPYs of at
+ * most HEAD_COPY_ROWS rows.
  */
 static void
 write_head(const PromWriteGroup *group, const ChunkWrite *w, bool histograms,
-		   Relation head_rel)
+		   Relation head_rel, Relation late_rel, int64 compacted_before)
 {
 	List	   *attnames = list_make3(makeString(SERIES_ID_COLUMN),
 									  makeString(HEAD_TIME_COLUMN),
 									  makeString(HEAD_VALUE_COLUMN));
 	uint16		be_ncolumns = pg_hton16(3);
 	PromCopyValues values;
-	StringInfoData out;
-	int			nrows = 0;
+	HeadCopy	copies[2];
 	int			i;
 
-	initStringInfo(&out);
 	PromCopyValuesInit(&values, histograms);
-	PromCopyAppendHeader(&out);
+	for (i = 0; i < 2; i++)
+	{
+		copies[i].rel = i == 0 ? head_rel : late_rel;
+		copies[i].nrows = 0;
+		initStringInfo(&copies[i].out);
+		PromCopyAppendHeader(&copies[i].out);
+	}
 	for (i = 0; i < group->nseries; i++)
 	{
 		const PromWriteSeries *series = group->series[i];
@@ -639,28 +739,20 @@ write_head(const PromWriteGroup *group, const ChunkWrite *w, bool histograms,
 		{
 			int64		ms = PromWriteSeriesTime(series, s, histograms);
 			uint64		be_time = pg_hton64((uint64) ms);
+			HeadCopy   *copy = &copies[late_rel != NULL && ms < compacted_before];
 
 			(void) PromWriteTimestamp(ms, w->entry->metric);
-			enlargeStringInfo(&out, 2 + 24);
-			appendBinaryStringInfoNT(&out, (const char *) &be_ncolumns, 2);
-			PromCopyAppendField(&out, &be_id, 8);
-			PromCopyAppendField(&out, &be_time, 8);
-			PromCopyAppendValue(&out, &values, series, s);
-			if (++nrows == HEAD_COPY_ROWS)
-			{
-				PromCopyAppendTrailer(&out);
-				PromWriteCopy(head_rel, attnames, &out);
-				resetStringInfo(&out);
-				PromCopyAppendHeader(&out);
-				nrows = 0;
-			}
+			enlargeStringInfo(&copy->out, 2 + 24);
+			appendBinaryStringInfoNT(&copy->out, (const char *) &be_ncolumns, 2);
+			PromCopyAppendField(&copy->out, &be_id, 8);
+			PromCopyAppendField(&copy->out, &be_time, 8);
+			PromCopyAppendValue(&copy->out, &values, series, s);
+			if (++copy->nrows == HEAD_COPY_ROWS)
+				flush_copy(copy, attnames);
 		}
 	}
-	if (nrows > 0)
-	{
-		PromCopyAppendTrailer(&out);
-		PromWriteCopy(head_rel, attnames, &out);
-	}
+	flush_copy(&copies[0], attnames);
+	flush_copy(&copies[1], attnames);
 }
 
 /*
@@ -676,6 +768,7 @@ PromWriteGroupChunks(const PromWriteGroup *group, const PromMetricEntry *entry,
 {
 	Relation	series_rel;
 	Relation	head_rel;
+	Relation	late_rel;
 	PromStorageEntry *now;
 	PromMetricEntry series_trust;
 	PromMetricEntry head_trust;
@@ -684,6 +777,7 @@ PromWriteGroupChunks(const PromWriteGroup *group, const PromMetricEntry *entry,
 	bool		use_cache;
 	int64		nrows;
 	int			nmissing;
+	int64		compacted_before = PG_INT64_MIN;
 
 	series_rel = try_relation_open(storage->series, AccessShareLock);
 	if (series_rel == NULL)
@@ -694,21 +788,35 @@ PromWriteGroupChunks(const PromWriteGroup *group, const PromMetricEntry *entry,
 		relation_close(series_rel, AccessShareLock);
 		return false;
 	}
+	late_rel = OidIsValid(storage->late) ?
+		try_relation_open(storage->late, RowExclusiveLock) : NULL;
 	now = PromStorageLookup(entry->metric);
 	if (!PromWriteSameRegistration(entry, PromCatalogFind(entry->metric)) ||
 		now == NULL || now->relation != storage->relation ||
-		now->series != storage->series || now->head != storage->head)
+		now->series != storage->series || now->head != storage->head ||
+		now->late != storage->late || (OidIsValid(storage->late) && late_rel == NULL))
 	{
+		if (late_rel != NULL)
+			relation_close(late_rel, RowExclusiveLock);
 		relation_close(head_rel, RowExclusiveLock);
 		relation_close(series_rel, AccessShareLock);
 		return false;
 	}
 	series_trust = trust_entry(entry, SERIES_HASH_COLUMN, SERIES_ID_COLUMN);
 	head_trust = trust_entry(entry, HEAD_TIME_COLUMN, HEAD_VALUE_COLUMN);
+	histograms = get_atttype(storage->head, get_attnum(storage->head, HEAD_VALUE_COLUMN)) ==
+		PromHistogramTypeOid();
 	PromCheckWriteTrusted(series_rel, &series_trust);
-	PromCheckWriteTrusted(head_rel, &head_trust);
+	if (late_rel != NULL)
+	{
+		compacted_before = lock_windows(group, entry, &head_trust, histograms, head_rel);
+		PromCheckWriteTrusted(late_rel, &head_trust);
+	}
+	else
+		PromCheckWriteTrusted(head_rel, &head_trust);
 	check_series_privileges(series_rel, entry);
-	if (check_enable_rls(storage->head, InvalidOid, false) == RLS_ENABLED)
+	if (check_enable_rls(storage->head, InvalidOid, false) == RLS_ENABLED ||
+		(late_rel != NULL && check_enable_rls(storage->late, InvalidOid, false) == RLS_ENABLED))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("remote write does not write metric \"%s\" into a head table under row-level security",
@@ -716,8 +824,6 @@ PromWriteGroupChunks(const PromWriteGroup *group, const PromMetricEntry *entry,
 				 errhint("Apply row-level security to the series table %s instead.",
 						 PromQuotedRelationName(storage->series))));
 
-	histograms = get_atttype(storage->head, get_attnum(storage->head, HEAD_VALUE_COLUMN)) ==
-		PromHistogramTypeOid();
 	nrows = PromWriteCheckValueKind(group, entry->metric, HEAD_VALUE_COLUMN, histograms);
 
 	w.entry = entry;
@@ -739,7 +845,9 @@ PromWriteGroupChunks(const PromWriteGroup *group, const PromMetricEntry *entry,
 		cached_series(&w, storage->series, false);
 
 	if (nrows > 0)
-		write_head(group, &w, histograms, head_rel);
+		write_head(group, &w, histograms, head_rel, late_rel, compacted_before);
+	if (late_rel != NULL)
+		relation_close(late_rel, NoLock);
 	relation_close(head_rel, NoLock);
 	relation_close(series_rel, NoLock);
 	return true;

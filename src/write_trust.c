@@ -216,6 +216,36 @@ table_code(Relation rel, const PromMetricEntry *entry)
 	return NULL;
 }
 
+/* Refuse (42501) to write a metric into one relation, open (see below). */
+static void
+check_relation(Relation part, const PromMetricEntry *entry)
+{
+	Oid			owner = part->rd_rel->relowner;
+	char		relkind = part->rd_rel->relkind;
+	const char *code = NULL;
+
+	if (!owner_is_trusted(owner))
+	{
+		if (relkind == RELKIND_VIEW)
+			code = "the view's query, rules and triggers";
+		else if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
+			code = "a foreign table's write";
+		else
+			code = table_code(part, entry);
+	}
+	if (code != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("remote write does not write metric \"%s\" into relation %s, owned by role \"%s\"",
+						entry->metric, PromQuotedRelationName(RelationGetRelid(part)),
+						GetUserNameFromId(owner, false)),
+				 errdetail("Writing into it would run %s of role \"%s\" as role \"%s\".",
+						   code, GetUserNameFromId(owner, false),
+						   GetUserNameFromId(GetUserId(), false)),
+				 errhint("A superuser can add role \"%s\" to promread.write_trusted_owners if it is trusted; otherwise register the metric for a relation of a trusted role.",
+						 GetUserNameFromId(owner, false))));
+}
+
 /*
  * Refuse (42501) to write a metric into its relation, locked by the caller,
  * when that would run the code of a role the writer does not trust as the
@@ -229,40 +259,40 @@ PromCheckWriteTrusted(Relation rel, const PromMetricEntry *entry)
 	List	   *relids;
 	ListCell   *lc;
 
-	if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
-		relids = find_all_inheritors(RelationGetRelid(rel), RowExclusiveLock, NULL);
-	else
-		relids = list_make1_oid(RelationGetRelid(rel));
-
+	if (rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+	{
+		check_relation(rel, entry);
+		return;
+	}
+	relids = find_all_inheritors(RelationGetRelid(rel), RowExclusiveLock, NULL);
 	foreach(lc, relids)
 	{
 		Relation	part = lfirst_oid(lc) == RelationGetRelid(rel) ? rel :
 			relation_open(lfirst_oid(lc), NoLock);
-		Oid			owner = part->rd_rel->relowner;
-		char		relkind = part->rd_rel->relkind;
-		const char *code = NULL;
 
-		if (!owner_is_trusted(owner))
-		{
-			if (relkind == RELKIND_VIEW)
-				code = "the view's query, rules and triggers";
-			else if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
-				code = "a foreign table's write";
-			else
-				code = table_code(part, entry);
-		}
-		if (code != NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("remote write does not write metric \"%s\" into relation %s, owned by role \"%s\"",
-							entry->metric, PromQuotedRelationName(RelationGetRelid(part)),
-							GetUserNameFromId(owner, false)),
-					 errdetail("Writing into it would run %s of role \"%s\" as role \"%s\".",
-							   code, GetUserNameFromId(owner, false),
-							   GetUserNameFromId(GetUserId(), false)),
-					 errhint("A superuser can add role \"%s\" to promread.write_trusted_owners if it is trusted; otherwise register the metric for a relation of a trusted role.",
-							 GetUserNameFromId(owner, false))));
+		check_relation(part, entry);
 		if (part != rel)
 			relation_close(part, NoLock);
+	}
+}
+
+/*
+ * PromCheckWriteTrusted for a partitioned table (locked) of which the write
+ * reaches the given partitions alone, which the caller has locked as the
+ * write will lock them: the table and those.
+ */
+void
+PromCheckWriteTrustedPartitions(Relation rel, const Oid *partitions, int npartitions,
+								const PromMetricEntry *entry)
+{
+	int			i;
+
+	check_relation(rel, entry);
+	for (i = 0; i < npartitions; i++)
+	{
+		Relation	part = relation_open(partitions[i], NoLock);
+
+		check_relation(part, entry);
+		relation_close(part, NoLock);
 	}
 }

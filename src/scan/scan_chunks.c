@@ -35,23 +35,31 @@
  *        - 2 h.  A chunk lies within one of Prometheus's 2-hour windows, so
  *        the last bound is implied, and lets the planner prune m#chunks'
  *        partitions of min_time from below too;
- *      - the head statement reads the head rows with start <= t <= end.
+ *      - the head statement reads the head rows with start <= t <= end:
+ *        those of m#head from the watermark on (compacted_before, as the
+ *        caller's snapshot sees it) or of a window without a partition
+ *        before it (the windows with one have their rows in chunks: head.c;
+ *        the others are in the default partition, never compacted;
+ *        tableoid would say so too, but needs SELECT on the whole table),
+ *        then every row of m#late.
  *    When the matchers are predicates and they select at most
  *    MAX_LISTED_SERIES series, the chunk and head statements also take
  *    series_id = ANY(the ids), and the chunk statement the windows of the
  *    range as keys of m#chunks' index, (min_time / 2 h) = ANY(the
  *    windows): the planner then searches the index for each window and
- *    series rather than reading the range's every chunk.  Otherwise (no matcher past the name, or more
- *    series, whose long list the planner would estimate element by
- *    element) they read the range, and a row whose series the map does not
- *    hold (one the matchers or row-level security leave out) is skipped.
+ *    series (and each head partition's B-tree on (series_id, t) for each
+ *    series) rather than reading the range's every row.  Otherwise (no
+ *    matcher past the name, or more series, whose long list the planner
+ *    would estimate element by element) they read the range, and a row
+ *    whose series the map does not hold (one the matchers or row-level
+ *    security leave out) is skipped.
  *    Each row's labels are its series' in the map: the previous row's
  *    series is tried first, then the map's hash.  All three run read-only
  *    in the caller's snapshot: a compaction that commits between them
- *    (head rows deleted, chunks written) is seen by none, and each sample
- *    is read once.  Their text depends on the relations, the columns and
- *    the shapes of the matchers only, so that their plans are cached
- *    (scan_plans.c).
+ *    (the watermark moved, chunks written) is seen by none, and each
+ *    sample is read once.  Their text depends on the relations, the
+ *    columns and the shapes of the matchers only, so that their plans are
+ *    cached (scan_plans.c).
  * 4. The chunk statement runs first.  For a STREAMED_XOR_CHUNKS answer
  *    (a set that keeps chunks, PromSeriesSetKeepChunks) each chunk is
  *    added to its series as it is (PromSeriesSetAddChunk): its bytes,
@@ -85,6 +93,7 @@
  */
 #include "postgres.h"
 
+#include "access/relation.h"
 #include "catalog/pg_type.h"
 #include "histogram/histogram.h"
 #include "miscadmin.h"
@@ -97,6 +106,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 /* Columns of the chunk statement's rows. */
@@ -161,6 +171,32 @@ lock_storage_table(Oid relid)
 }
 
 /*
+ * The windows of a head (locked) whose partitions lie before the watermark,
+ * as an int8[] (their rows are in chunks: head.c).
+ */
+static Datum
+compacted_windows(Oid head, int64 compacted_before)
+{
+	Relation	rel = relation_open(head, NoLock);
+	PromHeadWindow *windows;
+	int			nwindows;
+	Oid			default_partition;
+	Datum	   *found;
+	int			n = 0;
+	int			i;
+
+	PromHeadWindows(rel, &windows, &nwindows, &default_partition);
+	relation_close(rel, NoLock);
+	found = palloc(sizeof(Datum) * Max(nwindows, 1));
+	for (i = 0; i < nwindows; i++)
+		if (windows[i].window < PromFloorDiv(compacted_before, PROM_CHUNK_WINDOW_MS) &&
+			compacted_before != PG_INT64_MIN)
+			found[n++] = Int64GetDatum(windows[i].window);
+	return PointerGetDatum(construct_array(found, n, INT8OID, 8, FLOAT8PASSBYVAL,
+										   TYPALIGN_DOUBLE));
+}
+
+/*
  * Plan the read of a metric in chunk storage for a query: lock its view and
  * tables, read their columns, and build the series statement with the
  * matchers (the chunk and head statements follow the series it selects:
@@ -184,7 +220,8 @@ PromChunkScanPrepare(const PromMetricEntry *entry,
 	if (!PromScanLockRelation(entry, named) ||
 		!lock_storage_table(storage->series) ||
 		!lock_storage_table(storage->chunks) ||
-		!lock_storage_table(storage->head))
+		!lock_storage_table(storage->head) ||
+		(OidIsValid(storage->late) && !lock_storage_table(storage->late)))
 		return false;
 
 	/* label columns are the series table's; matchers read its values */
@@ -326,6 +363,45 @@ add_window_keys(ScanStatement *stmt, int64 after, int64 end)
 }
 
 /*
+ * Keep the head statement to the rows not compacted yet (step 3 of the
+ * header comment): those of m#head from the watermark on, as the caller's
+ * snapshot sees it, or of a window without a partition before it; then
+ * m#late's rows (of the series listed, when listed).
+ */
+static void
+add_head_watermark(ChunkScan *cs, bool listed)
+{
+	ScanStatement *head = &cs->head;
+	int64		watermark =
+		PromStorageCompactedBefore(cs->storage.metric,
+								   ActiveSnapshotSet() ? GetActiveSnapshot() :
+								   GetTransactionSnapshot());
+	int			first = head->nparams + 1;
+
+	head->param_types[head->nparams] = INT8OID;
+	head->param_values[head->nparams++] = Int64GetDatum(watermark);
+	head->param_types[head->nparams] = INT8ARRAYOID;
+	head->param_values[head->nparams++] = compacted_windows(cs->storage.head, watermark);
+	appendStringInfo(&head->sql,
+					 " AND (t OPERATOR(pg_catalog.>=) $%d"
+					 " OR t OPERATOR(pg_catalog./) " INT64_FORMAT
+					 " OPERATOR(pg_catalog.-) (t OPERATOR(pg_catalog.%%) " INT64_FORMAT
+					 " OPERATOR(pg_catalog.<) 0)::pg_catalog.int4"
+					 " OPERATOR(pg_catalog.<>) ALL ($%d))",
+					 first, PROM_CHUNK_WINDOW_MS, PROM_CHUNK_WINDOW_MS, first + 1);
+	if (!OidIsValid(cs->storage.late))
+		return;
+	appendStringInfo(&head->sql,
+					 " UNION ALL SELECT series_id, t, value FROM %s"
+					 " WHERE t OPERATOR(pg_catalog.>=) $1"
+					 " AND t OPERATOR(pg_catalog.<=) $2",
+					 PromQuotedRelationName(cs->storage.late));
+	if (listed)
+		appendStringInfoString(&head->sql,
+							   " AND series_id OPERATOR(pg_catalog.=) ANY ($4)");
+}
+
+/*
  * Build the chunk and head statements for the series selected (step 3 of
  * the header comment): the series listed when the matchers were predicates
  * and selected few enough, for explain also when they selected none.
@@ -381,6 +457,7 @@ build_statements(ChunkScan *cs)
 		add_window_keys(&cs->chunks, DatumGetInt64(cs->chunks.param_values[2]),
 						cs->end_ms);
 	}
+	add_head_watermark(cs, listed);
 }
 
 /*
@@ -413,6 +490,8 @@ PromChunkScanSelectSeries(ChunkScan *cs)
 	check_table_rights(cs->storage.series);
 	check_table_rights(cs->storage.chunks);
 	check_table_rights(cs->storage.head);
+	if (OidIsValid(cs->storage.late))
+		check_table_rights(cs->storage.late);
 
 	memset(&receiver, 0, sizeof(receiver));
 	receiver_init(&receiver.pub, series_receive, series_startup);

@@ -6,16 +6,25 @@
  *
  * 1. A metric's head is compacted by 2-hour windows (multiples of 7,200,000
  *    ms since the Unix epoch), each whole window that ends at or before
- *    now() - promread.compact_after, oldest first.  A window's head rows
- *    are deleted and returned in one statement (DELETE ... RETURNING in a
- *    CTE), read through a cursor in batches in the order they lie in (no
- *    sort: a sort of the window's rows by series and time would spill to
- *    disk, where grouping in C needs none),
- *    gathered by series in a hash table, each series put in time order in
- *    C (it usually is already: remote write appends in time order), then
- *    cut into chunks, series by series in id order, the chunks inserted in
+ *    now() - promread.compact_after, oldest first.  A window's rows are
+ *    read in one statement: its partition of m#head, read and left in place
+ *    (head.c: the watermark, moved at the end to the first window not
+ *    compacted, hides them, and a later compaction drops the partition
+ *    once no snapshot predates the move), and its rows of m#late and of
+ *    the head's default partition, deleted and returned (DELETE ...
+ *    RETURNING in a CTE: they are few).  The rows are read through a
+ *    cursor in batches in the order they lie in (no sort), gathered by
+ *    series in a hash table, each series put in time order in C (it
+ *    usually is already: remote write appends in time order), then cut
+ *    into chunks, series by series in id order, the chunks inserted in
  *    batches; all in the caller's transaction, so that readers see each
  *    sample once, before or after, and an error or a crash loses nothing.
+ *    The partitions of the windows compacted are locked first (SHARE, to
+ *    the commit), in ascending order of OID, so that a writer either wrote
+ *    before (its rows are read) or reads the moved watermark (head.c's
+ *    header gives the argument); then, once every metric of the call is
+ *    compacted, partitions are made ahead and dropped (PromHeadMaintain),
+ *    under a lock held to the commit.
  * 2. A series' samples of a window, n of them, are cut into ceil(n / 120)
  *    chunks of sizes that differ by one at most.  Histograms go through
  *    histogram_chunk.c's chunker, which cuts where Prometheus cuts too (a
@@ -32,11 +41,14 @@
  *    deleted and decoded, merged with the head's samples (a head sample
  *    replaces a chunk's sample of the same millisecond) and cut again.
  *    The series of a window are looked up so in one statement (series_id =
- *    ANY, by the index on (min_time / 2 h, series_id)).
+ *    ANY, by the index on (min_time / 2 h, series_id)).  The default
+ *    partition's rows before the watermark (inserted by hand) are
+ *    compacted so too.
  * 5. Compactions of one metric wait for each other: each takes SHARE
  *    UPDATE EXCLUSIVE on m#head, which writers (ROW EXCLUSIVE) and readers
- *    do not wait for.  A compaction runs in READ COMMITTED only, where each
- *    statement sees what the compaction before it committed.
+ *    do not wait for, then reads the watermark the one before it left.
+ *    A compaction runs in READ COMMITTED only, where each statement sees
+ *    what the compaction before it committed.
  * 6. Each metric is compacted as its owner, in a security-restricted
  *    operation with search_path pg_catalog, pg_temp, as PostgreSQL runs
  *    maintenance (VACUUM, REFRESH MATERIALIZED VIEW): a superuser compacting
@@ -45,20 +57,23 @@
  *    window, ROW_BYTES a float row (histograms: their stored bytes too).
  *    A window that would take more than maintenance_work_mem (as VACUUM and
  *    CREATE INDEX take, compaction being maintenance) is read in passes,
- *    each deleting the rows of the series whose id modulo the passes is the
- *    pass's number: the window's rows are counted when the windows are
- *    listed.  Each series' hash entry is left out of the estimate
- *    (counting series would take a sort), so a window of few rows a series
- *    goes over it.  The stored chunks of a pass's series (4.) are held as
- *    stored, each series' decoded only while it is compacted.  A series'
- *    decoding, merge and cut live in a context reset per series; rows come
- *    in batches of FETCH_ROWS and chunks go in batches of INSERT_CHUNKS.
+ *    each reading the rows of the series whose id modulo the passes is the
+ *    pass's number: the rows of m#late and of the default partition are
+ *    counted when the windows are listed, a window partition's estimated
+ *    from its size (PromHeadDueWindows).  Each series' hash entry is left
+ *    out of the estimate (counting series would take a sort), so a window
+ *    of few rows a series goes over it.  The stored chunks of a pass's
+ *    series (4.) are held as stored, each series' decoded only while it is
+ *    compacted.  A series' decoding, merge and cut live in a context reset
+ *    per series; rows come in batches of FETCH_ROWS and chunks go in
+ *    batches of INSERT_CHUNKS.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
@@ -635,8 +650,83 @@ relation_owner(Oid relid)
 }
 
 /*
+ * Lock the partitions of the head that the windows before bound (ms) read,
+ * from the watermark on, in ascending order of OID, the order writers lock
+ * every partition in (SHARE, to the commit: head.c's header); returns the
+ * head's window partitions and its default one.
+ */
+static void
+lock_windows(Compaction *c, int64 bound, PromHeadWindow **windows, int *nwindows,
+			 Oid *default_partition)
+{
+	Relation	head_rel = relation_open(c->entry->head, NoLock);
+	Oid		   *relids;
+	int			n = 0;
+	int			i;
+
+	PromHeadWindows(head_rel, windows, nwindows, default_partition);
+	relation_close(head_rel, NoLock);
+	relids = palloc(sizeof(Oid) * Max(*nwindows, 1));
+	for (i = 0; i < *nwindows; i++)
+	{
+		int64		lo = (*windows)[i].window * PROM_CHUNK_WINDOW_MS;
+
+		if (lo >= c->entry->compacted_before && lo < bound)
+			relids[n++] = (*windows)[i].partition;
+	}
+	qsort(relids, n, sizeof(Oid), oid_cmp);
+	for (i = 0; i < n; i++)
+		LockRelationOid(relids[i], ShareLock);
+}
+
+/*
+ * Prepare the statement of a window's rows (1. above): those of m#late and
+ * of the default partition, deleted, and those of the window's partition
+ * (InvalidOid: none, or below the watermark), read; $1 and $2 the window,
+ * $3 the passes and $4 the pass.
+ */
+static SPIPlanPtr
+prepare_window(Compaction *c, Oid partition, Oid default_partition)
+{
+	Oid			types[4] = {INT8OID, INT8OID, INT8OID, INT8OID};
+	StringInfoData sql;
+	int			i;
+
+	initStringInfo(&sql);
+	for (i = 0; i < 2; i++)
+	{
+		Oid			relid = i == 0 ? c->entry->late : default_partition;
+
+		if (!OidIsValid(relid))
+			continue;
+		appendStringInfo(&sql, "%s d%d AS (DELETE FROM %s WHERE t >= $1 AND t < $2"
+						 " AND abs(series_id %% $3) = $4 RETURNING series_id, t, value)",
+						 i == 0 ? "WITH" : ",", i, PromQuotedRelationName(relid));
+	}
+	appendStringInfoString(&sql, " SELECT series_id, t, value FROM d0");
+	if (OidIsValid(default_partition))
+		appendStringInfoString(&sql, " UNION ALL SELECT series_id, t, value FROM d1");
+	if (OidIsValid(partition))
+		appendStringInfo(&sql, " UNION ALL SELECT series_id, t, value FROM %s"
+						 " WHERE abs(series_id %% $3) = $4",
+						 PromQuotedRelationName(partition));
+	return prepare(sql.data, 4, types);
+}
+
+/* The end of the windows a compaction at now_ms compacts (ms). */
+static int64
+compaction_cutoff(int64 now_ms)
+{
+	int64		cutoff;
+
+	if (pg_sub_s64_overflow(now_ms, promread_compact_after, &cutoff))
+		cutoff = PG_INT64_MIN;
+	return cutoff;
+}
+
+/*
  * Compact a metric's head within SPI, its retention carried out first;
- * returns the chunks written.
+ * returns the chunks written.  entry is read after the head's lock.
  */
 static int64
 compact_metric(const PromStorageEntry *entry, int64 now_ms)
@@ -647,13 +737,19 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 	int64		cutoff;
 	int64		bound;
 	Oid			types[5] = {INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
-	Datum		args[1];
-	int64	   *windows;
-	int		   *npasses;
-	uint64		nwindows;
-	uint64		i;
+	PromHeadWindow *partitions;
+	int			npartitions;
+	Oid			default_partition;
+	PromHeadDueWindow *due;
+	int			ndue;
+	int			i;
 	int			pass;
 
+	if (!OidIsValid(entry->late))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("metric \"%s\" has no table of late samples", entry->metric),
+				 errdetail("Its layout was not made by prom_create_metric or remote write.")));
 	c->entry = entry;
 	c->histograms = PromIsHistogramType(get_atttype(entry->head,
 													get_attnum(entry->head, "value")));
@@ -661,43 +757,14 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 	PromApplyRetention(entry, chunks, head, now_ms);
 
 	/* the windows that end at or before now() - promread.compact_after */
-	if (pg_sub_s64_overflow(now_ms, promread_compact_after, &cutoff))
-		cutoff = PG_INT64_MIN;
+	cutoff = compaction_cutoff(now_ms);
 	if (pg_mul_s64_overflow(PromFloorDiv(cutoff, PROM_CHUNK_WINDOW_MS), PROM_CHUNK_WINDOW_MS,
 							&bound))
 		return 0;
-	args[0] = Int64GetDatum(bound);
-	/* a histogram's stored bytes count too (7. above), a float's do not */
-	if (SPI_execute_with_args(psprintf("SELECT t / %lld - (t %% %lld < 0)::int, count(*), %s "
-									   "FROM %s WHERE t < $1 GROUP BY 1 ORDER BY 1",
-									   (long long) PROM_CHUNK_WINDOW_MS,
-									   (long long) PROM_CHUNK_WINDOW_MS,
-									   c->histograms ? "sum(pg_column_size(value))" : "0::int8",
-									   head),
-							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not list the windows of metric \"%s\"", entry->metric);
-	nwindows = SPI_processed;
-	if (nwindows == 0)
-		return 0;
-	windows = palloc(sizeof(int64) * nwindows);
-	npasses = palloc(sizeof(int) * nwindows);
-	for (i = 0; i < nwindows; i++)
-	{
-		HeapTuple	row = SPI_tuptable->vals[i];
-		bool		isnull;
-		int64		rows = DatumGetInt64(SPI_getbinval(row, SPI_tuptable->tupdesc, 2, &isnull));
-		int64		bytes = DatumGetInt64(SPI_getbinval(row, SPI_tuptable->tupdesc, 3, &isnull));
+	lock_windows(c, bound, &partitions, &npartitions, &default_partition);
 
-		windows[i] = DatumGetInt64(SPI_getbinval(row, SPI_tuptable->tupdesc, 1, &isnull));
-		/* 7. above: histograms are held as stored, floats in PromSamples */
-		bytes += rows * (int64) ROW_BYTES;
-		npasses[i] = (int) Min(bytes / ((int64) maintenance_work_mem * 1024) + 1, MAX_PASSES);
-	}
-	SPI_freetuptable(SPI_tuptable);
-
-	c->window_plan = prepare(psprintf("WITH d AS (DELETE FROM %s WHERE t >= $1 AND t < $2 AND abs(series_id %% $3) = $4 "
-									  "RETURNING series_id, t, value) SELECT series_id, t, value FROM d",
-									  head), 4, types);
+	due = PromHeadDueWindows(entry, bound, partitions, npartitions, default_partition,
+							 &ndue);
 	types[0] = INT8ARRAYOID;
 	/* the index's keys of [$2, $3): SQL's division truncates toward zero */
 	c->probe_plan = prepare(psprintf("WITH d AS (DELETE FROM %s WHERE series_id = ANY ($1) AND min_time >= $2 AND min_time < $3 "
@@ -719,37 +786,65 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 										  ALLOCSET_DEFAULT_SIZES);
 	c->batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "promread compaction chunks",
 										 ALLOCSET_DEFAULT_SIZES);
-	for (i = 0; i < nwindows; i++)
+	for (i = 0; i < ndue; i++)
 	{
+		Oid			partition = InvalidOid;
+		/* 7. above: histograms are held as stored, floats in PromSamples */
+		int64		bytes = due[i].rows * (int64) ROW_BYTES +
+			(c->histograms ? due[i].value_bytes : 0);
+		int			npasses = (int) Min(bytes / ((int64) maintenance_work_mem * 1024) + 1,
+										MAX_PASSES);
+
 		/* the first window of int64's range starts at its start */
-		if (pg_mul_s64_overflow(windows[i], PROM_CHUNK_WINDOW_MS, &c->lo))
+		if (pg_mul_s64_overflow(due[i].window, PROM_CHUNK_WINDOW_MS, &c->lo))
 			c->lo = PG_INT64_MIN;
-		c->hi = (windows[i] + 1) * PROM_CHUNK_WINDOW_MS;
-		for (pass = 0; pass < npasses[i]; pass++)
-			compact_pass(c, npasses[i], pass);
+		c->hi = (due[i].window + 1) * PROM_CHUNK_WINDOW_MS;
+		/* a partition below the watermark holds rows compacted already */
+		if (c->lo >= entry->compacted_before)
+			partition = PromHeadWindowPartition(partitions, npartitions, due[i].window);
+		c->window_plan = prepare_window(c, partition, default_partition);
+		for (pass = 0; pass < npasses; pass++)
+			compact_pass(c, npasses, pass);
+		SPI_freeplan(c->window_plan);
 	}
 	MemoryContextDelete(c->window_cxt);
 	MemoryContextDelete(c->series_cxt);
 	MemoryContextDelete(c->batch_cxt);
+
+	/* the rows read of the partitions before bound are in chunks now */
+	if (bound > entry->compacted_before)
+	{
+		PromCatalogLockForWrite(entry->metric);
+		if (!PromStorageCatalogSetCompactedBefore(entry->metric, bound))
+			elog(ERROR, "metric \"%s\" lost its storage entry", entry->metric);
+	}
 	return c->written;
 }
 
 /*
- * Compact a metric as its owner, the owner of its view (6. above), after
- * taking the head's lock; returns the chunks written.
+ * Make and drop a compacted metric's head partitions (PromHeadMaintain),
+ * entry as its compaction read it; returns 0.
  */
 static int64
-compact_as_owner(const PromStorageEntry *entry, int64 now_ms)
+maintain_head(const PromStorageEntry *entry, int64 now_ms)
+{
+	PromHeadMaintain(entry, compaction_cutoff(now_ms), now_ms);
+	return 0;
+}
+
+/*
+ * Run work (compact_metric or maintain_head) on a metric as its owner, the
+ * owner of its view (6. above), connected to SPI; returns what work does.
+ */
+static int64
+as_owner(const PromStorageEntry *entry, int64 now_ms,
+		 int64 (*work) (const PromStorageEntry *entry, int64 now_ms))
 {
 	Oid			save_userid;
 	int			save_sec_context;
 	int			save_nestlevel;
-	int64		written;
+	int64		result;
 
-	LockRelationOid(entry->head, ShareUpdateExclusiveLock);
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->head)) ||
-		!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->relation)))
-		return 0;				/* dropped while we waited */
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(relation_owner(entry->relation),
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
@@ -760,11 +855,32 @@ compact_as_owner(const PromStorageEntry *entry, int64 now_ms)
 							 true, 0, false);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	written = compact_metric(entry, now_ms);
+	result = work(entry, now_ms);
 	SPI_finish();
 	AtEOXact_GUC(false, save_nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
-	return written;
+	return result;
+}
+
+/*
+ * Compact a metric as its owner after taking the head's lock, adding its
+ * entry as read then to *compacted; returns the chunks written.
+ */
+static int64
+compact_as_owner(const PromStorageEntry *entry, int64 now_ms, List **compacted)
+{
+	PromStorageEntry *fresh;
+
+	LockRelationOid(entry->head, ShareUpdateExclusiveLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->head)) ||
+		!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->relation)))
+		return 0;				/* dropped while we waited */
+	/* the watermark as the compaction before us left it */
+	fresh = PromStorageLookup(entry->metric);
+	if (fresh == NULL || fresh->head != entry->head)
+		return 0;
+	*compacted = lappend(*compacted, fresh);
+	return as_owner(fresh, now_ms, compact_metric);
 }
 
 /*
@@ -778,6 +894,7 @@ prom_compact(PG_FUNCTION_ARGS)
 	char	   *metric = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int64		now_ms = PromTimestampToMs(GetCurrentTransactionStartTimestamp());
 	List	   *entries;
+	List	   *compacted = NIL;
 	ListCell   *lc;
 	int64		written = 0;
 
@@ -795,9 +912,17 @@ prom_compact(PG_FUNCTION_ARGS)
 
 		if (metric != NULL)
 			PromCompactCheckOwner(entry);
-		else if (!PromCompactOwns(entry))
+		else if (!PromCompactOwns(entry) || !OidIsValid(entry->late))
 			continue;
-		written += compact_as_owner(entry, now_ms);
+		written += compact_as_owner(entry, now_ms, &compacted);
 	}
+
+	/*
+	 * Head partitions are made and dropped last, once every metric is
+	 * compacted, so that the lock that takes blocks each metric's readers
+	 * and writers for as short a time as the transaction allows.
+	 */
+	foreach(lc, compacted)
+		(void) as_owner(lfirst(lc), now_ms, maintain_head);
 	PG_RETURN_INT64(written);
 }

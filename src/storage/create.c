@@ -6,20 +6,23 @@
  *
  * A metric m in chunk storage, created in schema s, is the tables
  * s."m#series", s."m#chunks" (partitioned by range of min_time, without
- * partitions: PromStorageChunkPartition makes them) and s."m#head", and the
- * view s."m", registered as the metric (docs/chunk-storage.md gives their
+ * partitions: PromStorageChunkPartition makes them), s."m#head"
+ * (partitioned by window: head.c makes its partitions) and s."m#late", and
+ * the view s."m", registered as the metric (docs/chunk-storage.md gives their
  * columns and indexes).  All are owned by the creating role, named as
  * remote write names its tables (PromCreatedRelationName), and made
- * through SPI with quoted names.  The view reads the head's rows and the
- * chunks' samples (prom_chunk_samples, prom_chunk_histograms) joined to
- * the series; its columns are the label columns, ts and value, then the
- * label columns added later: CREATE OR REPLACE VIEW only appends.
+ * through SPI with quoted names.  The view reads the chunks' samples
+ * (prom_chunk_samples, prom_chunk_histograms), the head's rows from the
+ * watermark on and the late rows, joined to the series; its columns are
+ * the label columns, ts and value, then the label columns added later:
+ * CREATE OR REPLACE VIEW only appends.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/relation.h"
+#include "access/xact.h"
 #include "catalog/partition.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -45,11 +48,15 @@ qualified_name(Oid nspid, const char *name)
 /*
  * The SQL that creates (or replaces) a metric's view: columns names its
  * columns in order, the time and value columns among them; the view reads
- * the chunks' samples, then the head's rows.
+ * the chunks' samples, then the head's rows from the watermark on (as the
+ * reader's snapshot sees it, read once a query: a subquery) and those of
+ * its default partition
+ * (head_default, a quoted name), then the late rows (late NULL: none).
  */
 static char *
-view_sql(const char *view, const char *series, const char *chunks,
-		 const char *head, bool histograms, bool replace,
+view_sql(const char *metric, const char *view, const char *series,
+		 const char *chunks, const char *head, const char *head_default,
+		 const char *late, bool histograms, bool replace,
 		 const char *const *columns, int ncolumns)
 {
 	const char *ext = quote_identifier(get_namespace_name(PromExtensionNamespace()));
@@ -60,7 +67,7 @@ view_sql(const char *view, const char *series, const char *chunks,
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "CREATE %sVIEW %s AS", replace ? "OR REPLACE " : "",
 					 view);
-	for (branch = 0; branch < 2; branch++)
+	for (branch = 0; branch < (late != NULL ? 3 : 2); branch++)
 	{
 		appendStringInfoString(&sql, branch == 0 ? " SELECT " : " UNION ALL SELECT ");
 		for (i = 0; i < ncolumns; i++)
@@ -89,30 +96,35 @@ view_sql(const char *view, const char *series, const char *chunks,
 		else
 			appendStringInfo(&sql, " FROM %s AS s JOIN %s AS h"
 							 " ON h.series_id OPERATOR(pg_catalog.=) s.series_id",
-							 series, head);
+							 series, branch == 1 ? head : late);
+		if (branch == 1)
+			appendStringInfo(&sql, " WHERE (h.t OPERATOR(pg_catalog.>=) (SELECT %s.prom_head_compacted_before(%s))"
+							 " OR h.tableoid OPERATOR(pg_catalog.=) %s::pg_catalog.regclass)",
+							 ext, quote_literal_cstr(metric), quote_literal_cstr(head_default));
 	}
 	return sql.data;
 }
 
 /*
  * Create, register and record the relations of a metric in chunk storage
- * in schema nspid, with the label columns chosen (see the file's header);
- * the caller holds the metric's lock and runs inside SPI.
+ * in schema nspid, with the label columns chosen (see the file's header),
+ * its head's partitions back to earliest_ms (PromHeadMakePartitions); the
+ * caller holds the metric's lock and runs inside SPI.
  */
 static void
 create_relations(const char *metric, Oid nspid, bool histograms,
-				 const PromLabelColumns *chosen, bool for_write)
+				 const PromLabelColumns *chosen, bool for_write, int64 earliest_ms)
 {
-	static const char *const suffixes[4] = {"", "#series", "#chunks", "#head"};
-	char	   *names[4];
-	char	   *quoted[4];
+	static const char *const suffixes[5] = {"", "#series", "#chunks", "#head", "#late"};
+	char	   *names[5];
+	char	   *quoted[5];
 	const char **columns;
 	int			ncolumns = 0;
 	StringInfoData sql;
 	PromStorageEntry entry;
 	int			i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 	{
 		names[i] = PromCreatedRelationName(metric, suffixes[i]);
 		PromCheckNewRelation(metric, nspid, names[i], for_write);
@@ -166,15 +178,21 @@ create_relations(const char *metric, Oid nspid, bool histograms,
 					 INT64_FORMAT "), series_id)", quoted[2], PROM_CHUNK_WINDOW_MS);
 	PromRunDDL(sql.data);
 
-	resetStringInfo(&sql);
-	appendStringInfo(&sql, "CREATE TABLE %s (series_id pg_catalog.int8 NOT NULL,"
-					 " t pg_catalog.int8 NOT NULL, value %s NOT NULL)", quoted[3],
-					 histograms ? format_type_be_qualified(PromHistogramTypeOid()) :
-					 "pg_catalog.float8");
-	PromRunDDL(sql.data);
-	resetStringInfo(&sql);
-	appendStringInfo(&sql, "CREATE INDEX ON %s USING brin (t)", quoted[3]);
-	PromRunDDL(sql.data);
+	/* the head, partitioned by window (head.c), and the late rows */
+	for (i = 3; i < 5; i++)
+	{
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "CREATE TABLE %s (series_id pg_catalog.int8 NOT NULL,"
+						 " t pg_catalog.int8 NOT NULL, value %s NOT NULL)%s", quoted[i],
+						 histograms ? format_type_be_qualified(PromHistogramTypeOid()) :
+						 "pg_catalog.float8", i == 3 ? " PARTITION BY RANGE (t)" : "");
+		PromRunDDL(sql.data);
+		resetStringInfo(&sql);
+		appendStringInfo(&sql, "CREATE INDEX ON %s (series_id, t)", quoted[i]);
+		PromRunDDL(sql.data);
+	}
+	entry.head = get_relname_relid(names[3], nspid);
+	PromHeadCreatePartition(metric, entry.head, 0, true);
 
 	columns = palloc(sizeof(char *) * (chosen->ncolumns + 3));
 	for (i = 0; i < chosen->ncolumns; i++)
@@ -183,19 +201,23 @@ create_relations(const char *metric, Oid nspid, bool histograms,
 		columns[ncolumns++] = chosen->overflow;
 	columns[ncolumns++] = VIEW_TIME_COLUMN;
 	columns[ncolumns++] = VIEW_VALUE_COLUMN;
-	PromRunDDL(view_sql(quoted[0], quoted[1], quoted[2], quoted[3], histograms,
-						false, columns, ncolumns));
+	PromRunDDL(view_sql(metric, quoted[0], quoted[1], quoted[2], quoted[3],
+						PromHeadPartitionName(metric, entry.head, 0, true), quoted[4],
+						histograms, false, columns, ncolumns));
 
 	entry.metric = unconstify(char *, metric);
 	entry.relation = get_relname_relid(names[0], nspid);
 	entry.series = get_relname_relid(names[1], nspid);
 	entry.chunks = get_relname_relid(names[2], nspid);
-	entry.head = get_relname_relid(names[3], nspid);
 	entry.has_retention = false;
+	entry.late = get_relname_relid(names[4], nspid);
+	entry.compacted_before = PG_INT64_MIN;
 	PromCatalogStoreCreated(metric, entry.relation, VIEW_TIME_COLUMN,
 							VIEW_VALUE_COLUMN, chosen->columns, chosen->labels,
 							chosen->ncolumns, chosen->overflow);
 	PromStorageCatalogStore(&entry);
+	PromHeadMakePartitions(&entry, PromTimestampToMs(GetCurrentTransactionStartTimestamp()),
+						   earliest_ms);
 }
 
 /*
@@ -207,7 +229,7 @@ create_relations(const char *metric, Oid nspid, bool histograms,
  */
 PromMetricEntry *
 PromStorageCreateMetric(const char *metric, Oid nspid, const char *const *labels,
-						int nlabels, bool histograms, bool for_write)
+						int nlabels, bool histograms, bool for_write, int64 earliest_ms)
 {
 	PromLabelColumns chosen;
 	PromMetricEntry *entry = PromCreateMetricStart(metric, nspid, labels, nlabels,
@@ -215,7 +237,7 @@ PromStorageCreateMetric(const char *metric, Oid nspid, const char *const *labels
 
 	if (entry != NULL)
 		return entry;
-	create_relations(metric, nspid, histograms, &chosen, for_write);
+	create_relations(metric, nspid, histograms, &chosen, for_write, earliest_ms);
 	return PromCatalogFind(metric);
 }
 
@@ -251,10 +273,12 @@ replace_view(void *arg, const char *const *new_columns, int nnew)
 	relation_close(view, NoLock);
 	for (i = 0; i < nnew; i++)
 		columns[ncolumns++] = new_columns[i];
-	PromRunDDL(view_sql(PromQuotedRelationName(entry->relation),
+	PromRunDDL(view_sql(entry->metric, PromQuotedRelationName(entry->relation),
 						PromQuotedRelationName(entry->series),
 						PromQuotedRelationName(entry->chunks),
 						PromQuotedRelationName(entry->head),
+						PromHeadPartitionName(entry->metric, entry->head, 0, true),
+						OidIsValid(entry->late) ? PromQuotedRelationName(entry->late) : NULL,
 						holds_histograms(entry), true, columns, ncolumns));
 }
 

@@ -124,7 +124,7 @@ prom_create_metric(PG_FUNCTION_ARGS)
 	SPI_connect();
 	entry = chunks ?
 		PromStorageCreateMetric(metric, nspid, labels, nlabels,
-								value_type != FLOAT8OID, false) :
+								value_type != FLOAT8OID, false, PG_INT64_MAX) :
 		PromCreateRowMetric(metric, nspid, labels, nlabels,
 							value_type != FLOAT8OID, false);
 	SPI_finish();

@@ -8,15 +8,18 @@
  *    (or a superuser) compacts it or sets its retention.
  * 2. Retention: the partitions of m#chunks whose upper bound is at or
  *    before now() - retention are dropped, then chunks wholly older than
- *    it and head rows older than it are deleted (a chunk that straddles it
- *    stays whole).  Dropping a partition takes ACCESS EXCLUSIVE on
- *    m#chunks, so that a compaction that drops one waits for the metric's
- *    readers (ACCESS SHARE), and they for it, until it commits.
+ *    it and head and late rows older than it are deleted (a chunk that
+ *    straddles it stays whole; head rows before the watermark are in
+ *    chunks, and head.c drops their partitions).  Dropping a partition
+ *    takes ACCESS EXCLUSIVE on m#chunks, so that a compaction that drops
+ *    one waits for the metric's readers (ACCESS SHARE), and they for it,
+ *    until it commits.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/relation.h"
 #include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -122,8 +125,12 @@ PromApplyRetention(const PromStorageEntry *entry, const char *chunks,
 	int64		cutoff;
 	List	   *partitions;
 	ListCell   *lc;
-	Oid			types[1] = {INT8OID};
-	Datum		args[1];
+	Oid			types[2] = {INT8OID, INT8OID};
+	Datum		args[2];
+	Relation	head_rel;
+	PromHeadWindow *windows;
+	int			nwindows;
+	Oid			default_partition;
 
 	if (!entry->has_retention)
 		return;
@@ -145,12 +152,28 @@ PromApplyRetention(const PromStorageEntry *entry, const char *chunks,
 			elog(ERROR, "could not drop partition %u", partition);
 	}
 
+	/*
+	 * head rows of window partitions before the watermark are in chunks:
+	 * their partitions go (head.c); the default partition's rows are not
+	 */
+	head_rel = relation_open(entry->head, NoLock);
+	PromHeadWindows(head_rel, &windows, &nwindows, &default_partition);
+	relation_close(head_rel, NoLock);
 	args[0] = Int64GetDatum(cutoff);
+	args[1] = Int64GetDatum(entry->compacted_before);
 	if (SPI_execute_with_args(psprintf("DELETE FROM %s WHERE min_time < $1 AND max_time < $1",
 									   chunks),
 							  1, types, args, NULL, false, 0) != SPI_OK_DELETE ||
-		SPI_execute_with_args(psprintf("DELETE FROM %s WHERE t < $1", head),
-							  1, types, args, NULL, false, 0) != SPI_OK_DELETE)
+		SPI_execute_with_args(psprintf("DELETE FROM %s WHERE t < $1 AND t >= $2", head),
+							  2, types, args, NULL, false, 0) != SPI_OK_DELETE ||
+		(OidIsValid(entry->late) &&
+		 SPI_execute_with_args(psprintf("DELETE FROM %s WHERE t < $1",
+										PromQuotedRelationName(entry->late)),
+							   1, types, args, NULL, false, 0) != SPI_OK_DELETE) ||
+		(OidIsValid(default_partition) &&
+		 SPI_execute_with_args(psprintf("DELETE FROM %s WHERE t < $1",
+										PromQuotedRelationName(default_partition)),
+							   1, types, args, NULL, false, 0) != SPI_OK_DELETE))
 		elog(ERROR, "could not delete samples past retention");
 }
 

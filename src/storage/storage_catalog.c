@@ -2,7 +2,8 @@
  *
  * storage_catalog.c
  *	  The storage catalog of chunk metrics: prom_storage_catalog (metric,
- *	  relation, series, chunks, head, retention), read and written in C.
+ *	  relation, series, chunks, head, retention, late, compacted_before),
+ *	  read and written in C, and prom_head_compacted_before.
  *
  * An entry names the four relations of a metric in chunk storage
  * (docs/chunk-storage.md) and counts only while prom_metric_catalog
@@ -25,6 +26,7 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/indexing.h"
+#include "fmgr.h"
 #include "storage/storage.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -43,8 +45,12 @@ enum
 	Anum_storage_chunks,
 	Anum_storage_head,
 	Anum_storage_retention,
-	Natts_storage = Anum_storage_retention
+	Anum_storage_late,
+	Anum_storage_compacted_before,
+	Natts_storage = Anum_storage_compacted_before
 };
+
+PG_FUNCTION_INFO_V1(prom_head_compacted_before);
 
 /* The storage catalog, opened with lockmode, or NULL: it predates it. */
 static Relation
@@ -77,6 +83,11 @@ decode_storage_entry(Relation rel, HeapTuple tuple)
 	entry->has_retention = !isnull[Anum_storage_retention - 1];
 	if (entry->has_retention)
 		entry->retention = *DatumGetIntervalP(values[Anum_storage_retention - 1]);
+	entry->late = isnull[Anum_storage_late - 1] ? InvalidOid :
+		DatumGetObjectId(values[Anum_storage_late - 1]);
+	entry->compacted_before = isnull[Anum_storage_compacted_before - 1] ? PG_INT64_MIN :
+		DatumGetInt64(values[Anum_storage_compacted_before - 1]);
+	entry->xmin = HeapTupleHeaderGetXmin(tuple->t_data);
 	return entry;
 }
 
@@ -155,12 +166,11 @@ PromStorageEntries(void)
 }
 
 /*
- * Set the retention of a metric in chunk storage (NULL: keep its samples
- * for ever); false when it has no entry.  The caller holds the metric's
- * lock (PromCatalogLockForWrite) and checked its ownership.
+ * Set a column of a metric's entry (isnull: to NULL); false when it has no
+ * entry.  The caller holds the metric's lock (PromCatalogLockForWrite).
  */
-bool
-PromStorageCatalogSetRetention(const char *metric, const Interval *retention)
+static bool
+set_column(const char *metric, int attnum, Datum value, bool isnull_value)
 {
 	Oid			indexid;
 	Relation	rel = open_storage_catalog(PROM_CATALOG_WRITE_LOCK, &indexid);
@@ -183,10 +193,9 @@ PromStorageCatalogSetRetention(const char *metric, const Interval *retention)
 	found = HeapTupleIsValid(tuple) && PromCatalogLockRow(rel, tuple, snapshot);
 	if (found)
 	{
-		replace[Anum_storage_retention - 1] = true;
-		isnull[Anum_storage_retention - 1] = retention == NULL;
-		if (retention != NULL)
-			values[Anum_storage_retention - 1] = IntervalPGetDatum(retention);
+		replace[attnum - 1] = true;
+		isnull[attnum - 1] = isnull_value;
+		values[attnum - 1] = value;
 		CatalogTupleUpdate(rel, &tuple->t_self,
 						   heap_modify_tuple(tuple, RelationGetDescr(rel),
 											 values, isnull, replace));
@@ -199,8 +208,71 @@ PromStorageCatalogSetRetention(const char *metric, const Interval *retention)
 }
 
 /*
+ * Set the retention of a metric in chunk storage (NULL: keep its samples
+ * for ever); false when it has no entry.  The caller holds the metric's
+ * lock (PromCatalogLockForWrite) and checked its ownership.
+ */
+bool
+PromStorageCatalogSetRetention(const char *metric, const Interval *retention)
+{
+	return set_column(metric, Anum_storage_retention,
+					  PointerGetDatum(retention), retention == NULL);
+}
+
+/*
+ * Move a metric's watermark: its head rows before compacted_before (ms) are
+ * in chunks; false when it has no entry.  The caller holds the metric's
+ * lock (PromCatalogLockForWrite).
+ */
+bool
+PromStorageCatalogSetCompactedBefore(const char *metric, int64 compacted_before)
+{
+	return set_column(metric, Anum_storage_compacted_before,
+					  Int64GetDatum(compacted_before), false);
+}
+
+/*
+ * A metric's watermark (PG_INT64_MIN: nothing compacted, or no entry) as a
+ * snapshot sees its entry.
+ */
+int64
+PromStorageCompactedBefore(const char *metric, Snapshot snapshot)
+{
+	Oid			indexid;
+	Relation	rel = open_storage_catalog(AccessShareLock, &indexid);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	int64		compacted_before = PG_INT64_MIN;
+
+	if (rel == NULL)
+		return compacted_before;
+	ScanKeyInit(&key, Anum_storage_metric, BTEqualStrategyNumber, F_TEXTEQ,
+				CStringGetTextDatum(metric));
+	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		compacted_before = decode_storage_entry(rel, tuple)->compacted_before;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return compacted_before;
+}
+
+/*
+ * prom_head_compacted_before(metric text) RETURNS bigint: a metric's
+ * watermark as the caller's snapshot sees it (the least bigint when
+ * nothing is compacted), which the metric's view reads its head from.
+ */
+Datum
+prom_head_compacted_before(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(PromStorageCompactedBefore(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+											   GetActiveSnapshot()));
+}
+
+/*
  * Record the relations of a metric just created in chunk storage, owned by
- * the current user, without retention; the caller holds the metric's lock
+ * the current user, without retention or compaction; the caller holds the metric's lock
  * (PromCatalogLockForWrite).
  */
 void
@@ -222,5 +294,8 @@ PromStorageCatalogStore(const PromStorageEntry *entry)
 	values[Anum_storage_chunks - 1] = ObjectIdGetDatum(entry->chunks);
 	values[Anum_storage_head - 1] = ObjectIdGetDatum(entry->head);
 	isnull[Anum_storage_retention - 1] = true;
+	values[Anum_storage_late - 1] = ObjectIdGetDatum(entry->late);
+	isnull[Anum_storage_late - 1] = !OidIsValid(entry->late);
+	isnull[Anum_storage_compacted_before - 1] = true;
 	PromCatalogStoreRow(rel, indexid, entry->metric, values, isnull, NULL);
 }

@@ -185,10 +185,29 @@ SELECT c.relname, c.relkind, pg_get_userbyid(c.relowner) AS owner,
 		|| CASE WHEN a.attcollation = 950 THEN ' C' ELSE '' END, ', ' ORDER BY a.attnum) AS columns
 FROM pg_class AS c JOIN pg_attribute AS a ON a.attrelid = c.oid AND a.attnum > 0
 WHERE c.relnamespace = 'cs'::regnamespace AND c.relkind IN ('r', 'p', 'v')
+	AND c.relname !~ '#head_\d{10}$'
 GROUP BY c.relname, c.relkind, c.relowner ORDER BY c.relname;
 SELECT indexrelid::regclass, pg_get_indexdef(indexrelid) FROM pg_index
-WHERE indrelid IN ('"cs_cpu#series"'::regclass, '"cs_cpu#chunks"'::regclass, '"cs_cpu#head"'::regclass)
+WHERE indrelid IN ('"cs_cpu#series"'::regclass, '"cs_cpu#chunks"'::regclass,
+	'"cs_cpu#head"'::regclass, '"cs_cpu#late"'::regclass, '"cs_cpu#head_default"'::regclass)
 ORDER BY 1::text;
+-- the head: a partition a 2-hour window, from the one before now's to 6
+-- after it, named by the window's start (UTC), each with the B-tree, and a
+-- default partition
+SELECT pg_get_partkeydef('"cs_cpu#head"'::regclass),
+	count(*) FILTER (WHERE pg_get_expr(c.relpartbound, c.oid) <> 'DEFAULT') AS windows,
+	count(*) FILTER (WHERE pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT') AS defaults,
+	bool_and(c.relname = 'cs_cpu#head_' || to_char(to_timestamp(b.lo / 1000) AT TIME ZONE 'UTC', 'YYYYMMDDHH24')
+		OR b.lo IS NULL) AS named,
+	bool_and(b.hi - b.lo = 7200000 AND b.lo % 7200000 = 0 OR b.lo IS NULL) AS windowed,
+	min(b.lo) = (floor(extract(epoch FROM now()) * 1000 / 7200000) - 1) * 7200000 AS from_before_now,
+	bool_and(pg_get_userbyid(c.relowner) = 'cs_owner') AS owned,
+	bool_and(EXISTS (SELECT FROM pg_index x WHERE x.indrelid = c.oid
+		AND pg_get_indexdef(x.indexrelid) LIKE '%USING btree (series_id, t)')) AS indexed
+FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid,
+	LATERAL (SELECT m[1]::bigint AS lo, m[2]::bigint AS hi
+		FROM regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \(''(-?\d+)''\) TO \(''(-?\d+)''\)') m) b
+WHERE i.inhparent = '"cs_cpu#head"'::regclass;
 SELECT conrelid::regclass, pg_get_constraintdef(oid) FROM pg_constraint
 WHERE conrelid = '"cs_cpu#chunks"'::regclass AND contype = 'c' ORDER BY 2;
 SELECT pg_get_partkeydef('"cs_cpu#chunks"'::regclass),
@@ -257,9 +276,11 @@ SELECT metric, storage, series, samples, bytes > 0 AS has_bytes,
 FROM prom_metric_sizes WHERE metric LIKE 'cs\_%' OR metric LIKE 'mmm%' ORDER BY metric;
 -- bytes: every relation of the metric, each partition of its chunks
 SELECT bytes = (SELECT sum(pg_total_relation_size(r))
-				FROM unnest(ARRAY['"cs_cpu#series"', '"cs_cpu#head"',
+				FROM (SELECT unnest(ARRAY['"cs_cpu#series"', '"cs_cpu#late"',
 					'"cs_cpu#chunks_20231114"', '"cs_cpu#chunks_20231115"',
-					'"cs_cpu#chunks_19691231"']::regclass[]) AS r) AS all_relations
+					'"cs_cpu#chunks_19691231"']::regclass[]) AS r
+					UNION ALL SELECT relid FROM pg_partition_tree('"cs_cpu#head"')
+					WHERE isleaf) x) AS all_relations
 FROM prom_metric_sizes WHERE metric = 'cs_cpu';
 -- one metric's
 SELECT metric, storage, series, samples, bytes > 0 AS has_bytes

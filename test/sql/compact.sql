@@ -63,19 +63,21 @@ WHERE i.inhparent = '"cm#chunks"'::regclass ORDER BY 1;
 -- nothing left to do
 SELECT prom_compact('cm');
 
--- cuts split evenly: 1, 120, 121, 240 and 241 samples in one window
+-- cuts split evenly: 1, 120, 121, 240 and 241 samples in one window (the
+-- windows of 2024 are compacted already, behind the watermark: their
+-- samples go to m#late from now on)
 TRUNCATE "cm#chunks";
-INSERT INTO "cm#head" SELECT s, :t0 + 7200000 * 4 + i * 1000, i
+INSERT INTO "cm#late" SELECT s, :t0 + 7200000 * 4 + i * 1000, i
 FROM (VALUES (1, 1), (2, 120), (3, 121), (4, 240)) AS v(s, n),
 	 LATERAL generate_series(0, n - 1) i;
-INSERT INTO "cm#head" SELECT 1, :t0 + 7200000 * 5 + i * 1000, i FROM generate_series(0, 240) i;
+INSERT INTO "cm#late" SELECT 1, :t0 + 7200000 * 5 + i * 1000, i FROM generate_series(0, 240) i;
 SELECT prom_compact('cm');
 SELECT series_id, w, array_agg(samples ORDER BY min_time) AS samples
 FROM chunks_of('cm') GROUP BY 1, 2 ORDER BY 2, 1;
 
 -- late samples: a new one between, one replacing a stored one, one before
 -- the first; series 4's window is cut again into 81, 80, 80
-INSERT INTO "cm#head" VALUES (4, :t0 + 7200000 * 4 + 500, 1000),
+INSERT INTO "cm#late" VALUES (4, :t0 + 7200000 * 4 + 500, 1000),
 	(4, :t0 + 7200000 * 4 + 7000, 7000.5),
 	(4, :t0 + 7200000 * 4 - 7200000 + 1, 99);
 SELECT prom_compact('cm');
@@ -102,15 +104,15 @@ CREATE TABLE nan_bits AS
 -- (-1 is 0xbff0..., above 2 at 0x4000... and the stale NaN 0x7ff0...02;
 -- NaN 0x7ff8... is above 1)
 TRUNCATE "cm#chunks";
-INSERT INTO "cm#head" VALUES (1, :t0, 2), (1, :t0, -1), (2, :t0, 'NaN'), (2, :t0, 1);
-INSERT INTO "cm#head" SELECT 1, :t0, v FROM nan_bits WHERE hex = '7ff0000000000002';
+INSERT INTO "cm#late" VALUES (1, :t0, 2), (1, :t0, -1), (2, :t0, 'NaN'), (2, :t0, 1);
+INSERT INTO "cm#late" SELECT 1, :t0, v FROM nan_bits WHERE hex = '7ff0000000000002';
 SELECT prom_compact('cm');
 SELECT series_id, prom_chunk_sample_count(chunk) AS samples, chunk_bits(chunk) FROM "cm#chunks" ORDER BY 1;
 
 -- stale markers and NaN payloads, bit for bit: each a chunk's first value
 TRUNCATE "cm#chunks";
-INSERT INTO "cm#head" SELECT s, :t0 + 7200000 * 6, v FROM nan_bits;
-INSERT INTO "cm#head" SELECT s, :t0 + 7200000 * 6 + 1000, 1 FROM nan_bits;
+INSERT INTO "cm#late" SELECT s, :t0 + 7200000 * 6, v FROM nan_bits;
+INSERT INTO "cm#late" SELECT s, :t0 + 7200000 * 6 + 1000, 1 FROM nan_bits;
 SELECT prom_compact('cm');
 SELECT c.series_id, n.hex, chunk_bits(c.chunk) AS stored,
 	split_part(chunk_bits(c.chunk), ',', 1) = n.hex AS same
@@ -133,7 +135,7 @@ SELECT prom_compact('hm');
 SELECT series_id, min_time - :t0 AS min_offset, max_time - :t0 AS max_offset, encoding, samples
 FROM chunks_of('hm') ORDER BY 1, 3;
 -- a late histogram replaces the one of its ms: the window is cut again
-INSERT INTO "hm#head" VALUES (1, :t0 + 202000, '{"count":2,"sum":2,"positive_spans":[[0,2]],"positive_deltas":[1,0]}');
+INSERT INTO "hm#late" VALUES (1, :t0 + 202000, '{"count":2,"sum":2,"positive_spans":[[0,2]],"positive_deltas":[1,0]}');
 SELECT prom_compact('hm');
 SELECT series_id, min_time - :t0 AS min_offset, max_time - :t0 AS max_offset, encoding, samples
 FROM chunks_of('hm') WHERE series_id = 1 ORDER BY 1, 3;
@@ -143,38 +145,41 @@ WHERE c.series_id = 1 AND c.min_time >= :t0 + 199000 ORDER BY 1;
 SELECT count(*), count(DISTINCT value::text) FROM hm;
 
 -- windows still open: now() - promread.compact_after is where they end
--- (one transaction, so that now() is one time)
-TRUNCATE "cm#chunks";
+-- (one transaction, so that now() is one time; a new metric, nothing of it
+-- compacted yet)
 BEGIN;
-INSERT INTO "cm#head" VALUES
+SELECT make_chunk_metric('om', 'float8');
+INSERT INTO "om#head" VALUES
 	(1, (floor(extract(epoch FROM now()) * 1000 / 7200000) - 1) * 7200000, 1),
 	(1, (floor(extract(epoch FROM now()) * 1000 / 7200000)) * 7200000, 2);
 SET LOCAL promread.compact_after = '4h';
-SELECT prom_compact('cm');
+SELECT prom_compact('om');
 SET LOCAL promread.compact_after = 0;
-SELECT prom_compact('cm');
-SELECT count(*) AS head_rows FROM "cm#head";
+SELECT prom_compact('om');
+-- the head rows from the watermark on: the compacted window's stay in its
+-- partition until no snapshot needs them
+SELECT count(*) AS head_rows FROM "om#head" WHERE t >= prom_head_compacted_before('om');
+SELECT count(*) AS samples FROM om;
 COMMIT;
 RESET promread.compact_after;
 SHOW promread.compact_after;
-DELETE FROM "cm#head";
 
 -- retention: partitions ending before now() - retention dropped, older
 -- chunks and head rows deleted; NULL keeps everything
 TRUNCATE "cm#chunks";
-INSERT INTO "cm#head" SELECT 1, :t0 + i * 86400000 + 3600000, i FROM generate_series(0, 2) i;
+INSERT INTO "cm#late" SELECT 1, :t0 + i * 86400000 + 3600000, i FROM generate_series(0, 2) i;
 SELECT prom_compact('cm');
 SELECT count(*) AS partitions_2024 FROM pg_class WHERE relname LIKE 'cm#chunks_2024%' AND relkind = 'r';
 -- a day ago less and more 3 hours: in a partition that straddles the
 -- cutoff, or in one before it
 \set now_ms '(extract(epoch FROM now()) * 1000)::bigint'
-INSERT INTO "cm#head" VALUES (2, :now_ms - 86400000 - 10800000, 1),
+INSERT INTO "cm#late" VALUES (2, :now_ms - 86400000 - 10800000, 1),
 	(2, :now_ms - 86400000 + 10800000, 2);
 SELECT prom_compact('cm');
 SELECT prom_set_retention('cm', interval '1 day');
 SELECT metric, retention FROM prom_metric_storage WHERE metric = 'cm';
 -- a head row past retention is deleted, not compacted
-INSERT INTO "cm#head" VALUES (1, :t0, 5), (2, :now_ms - 3 * 86400000, 3);
+INSERT INTO "cm#late" VALUES (1, :t0, 5), (2, :now_ms - 3 * 86400000, 3);
 SELECT prom_compact('cm');
 SELECT count(*) AS partitions_2024 FROM pg_class WHERE relname LIKE 'cm#chunks_2024%' AND relkind = 'r';
 SELECT count(*) AS partitions_past FROM pg_inherits i, LATERAL
@@ -193,10 +198,10 @@ SELECT retention IS NULL AS keep_forever FROM prom_metric_storage WHERE metric =
 TRUNCATE "cm#chunks";
 DELETE FROM "cm#head";
 SET maintenance_work_mem = '1MB';
-INSERT INTO "cm#head" SELECT s, :t0 + i * 720, s * 100000 + i
+INSERT INTO "cm#late" SELECT s, :t0 + i * 720, s * 100000 + i
 FROM generate_series(9999, 0, -1) i, generate_series(1, 4) s;
 -- a lesser value (0.5's bits) of one ms, written last, is dropped
-INSERT INTO "cm#head" SELECT s, :t0 + 720 * 5000, 0.5 FROM generate_series(1, 4) s;
+INSERT INTO "cm#late" SELECT s, :t0 + 720 * 5000, 0.5 FROM generate_series(1, 4) s;
 SELECT count(*), sum(value) FROM cm;
 SELECT prom_compact('cm');
 SELECT count(*), sum(value), count(DISTINCT (job, ts)) AS distinct_samples FROM cm;
@@ -213,7 +218,7 @@ WHERE ts <= prev OR value <> (series_id * 100000 + extract(epoch FROM ts - to_ti
 	OR ts > 'epoch'::timestamptz + max_time * interval '1 ms';
 -- late rows of two series, merged in one pass: one replaces a stored
 -- sample, one is new; the other series' chunks stay as they are
-INSERT INTO "cm#head" VALUES (1, :t0 + 720 * 10, -7), (3, :t0 + 721, -8);
+INSERT INTO "cm#late" VALUES (1, :t0 + 720 * 10, -7), (3, :t0 + 721, -8);
 SELECT prom_compact('cm');
 SELECT count(*), sum(value) FROM cm;
 SELECT job, ts - to_timestamp(:t0 / 1000) AS offset, value FROM cm WHERE value < 0 ORDER BY 1;
@@ -252,13 +257,15 @@ SELECT prom_compact();
 SELECT relname, pg_get_userbyid(relowner) FROM pg_class WHERE relname LIKE 'am#chunks_%' AND relkind = 'r';
 RESET ROLE;
 -- a superuser compacts every metric, partitions owned by their owner
-INSERT INTO "am#head" VALUES (1, :t0 + 86400000, 1);
+INSERT INTO "am#late" VALUES (1, :t0 + 86400000, 1);
 SELECT prom_compact();
 SELECT relname, pg_get_userbyid(relowner) FROM pg_class WHERE relname LIKE 'am#chunks_%' AND relkind = 'r' ORDER BY 1;
 
-DROP VIEW am, cm, hm;
-DROP TABLE "am#series", "am#chunks", "am#head", "cm#series", "cm#chunks", "cm#head",
-	"hm#series", "hm#chunks", "hm#head", rowmetric, nan_bits, exact;
+DROP VIEW am, cm, hm, om;
+DROP TABLE "am#series", "am#chunks", "am#head", "am#late", "cm#series", "cm#chunks",
+	"cm#head", "cm#late", "hm#series", "hm#chunks", "hm#head", "hm#late",
+	"om#series", "om#chunks", "om#head", "om#late", rowmetric,
+	nan_bits, exact;
 DROP FUNCTION make_chunk_metric, chunk_bits, bits, chunks_of;
 REVOKE CREATE ON SCHEMA public FROM compact_a, compact_b;
 DROP ROLE compact_a;

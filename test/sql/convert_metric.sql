@@ -46,7 +46,7 @@ FROM "conv#chunks";
 -- a grant on the table is a grant on the view and its tables
 SELECT c, has_table_privilege('conv_reader', c, 'SELECT') AS reader,
 	has_table_privilege('conv_other', c, 'SELECT') AS other
-FROM unnest(ARRAY['conv', 'conv#series', 'conv#chunks', 'conv#head']) c;
+FROM unnest(ARRAY['conv', 'conv#series', 'conv#chunks', 'conv#head', 'conv#late']) c;
 
 -- what it refuses
 SELECT prom_convert_metric('conv');
@@ -73,7 +73,7 @@ SELECT prom_convert_metric('conv_rows');
 SELECT count(*) FROM prom_series('conv_rows', '-infinity', 'infinity');
 
 DROP VIEW conv, conv_rows CASCADE;
-DROP TABLE "conv#series", "conv#chunks", "conv#head", "conv_rows#series",
-	"conv_rows#chunks", "conv_rows#head";
+DROP TABLE "conv#series", "conv#chunks", "conv#head", "conv#late", "conv_rows#series",
+	"conv_rows#chunks", "conv_rows#head", "conv_rows#late";
 DROP ROLE conv_reader;
 DROP ROLE conv_other;

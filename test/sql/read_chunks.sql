@@ -353,7 +353,7 @@ SELECT sum(cardinality(ts)) AS samples FROM prom_series('rc_made', '2024-01-01',
 -- Compaction (prom_compact) of a metric made by prom_create_metric: its
 -- chunk samples first written to its head, then compacted; then the head
 -- samples written (late ones and those of a millisecond a chunk has
--- among them), then compacted again, merged with the chunks: the answers
+-- among them: to m#late, their windows being compacted), then compacted again, merged with the chunks: the answers
 -- stay those of the row metrics of the same samples (rc_src, then rc_rows)
 SELECT prom_create_metric('rc_comp', '{job,instance,zone}');
 INSERT INTO "rc_comp#series" (labels_hash, job, instance, zone)
@@ -362,7 +362,7 @@ INSERT INTO "rc_comp#head" SELECT sid, t, v FROM rc_samples WHERE NOT head;
 SELECT 'head' AS state, (rc_compare('rc_src', 'rc_comp', '', '2024-01-01', '2024-01-02')).*;
 SELECT prom_compact('rc_comp') > 0 AS compacted;
 SELECT 'compacted' AS state, (rc_compare('rc_src', 'rc_comp', '', '2024-01-01', '2024-01-02')).*;
-INSERT INTO "rc_comp#head" SELECT sid, t, v FROM rc_samples WHERE head;
+INSERT INTO "rc_comp#late" SELECT sid, t, v FROM rc_samples WHERE head;
 SELECT 'chunks and head' AS state, m AS matchers,
 	(rc_compare('rc_rows', 'rc_comp', m, '2024-01-01', '2024-01-02')).*
 FROM unnest(ARRAY['', ', instance="i1"']) m;
@@ -512,7 +512,7 @@ FROM unnest(ARRAY['', ', job="a"', ', job="b"', ', instance=~"i1.*"']) m;
 ALTER TABLE "rc_many#series" ENABLE ROW LEVEL SECURITY;
 CREATE POLICY rc_tenth ON "rc_many#series" FOR SELECT TO regress_rc_reader
 	USING (series_id % 10 = 0);
-GRANT SELECT ON "rc_many#series", "rc_many#chunks", "rc_many#head",
+GRANT SELECT ON "rc_many#series", "rc_many#chunks", "rc_many#head", "rc_many#late",
 	rc_many_rows TO regress_rc_reader;
 SET ROLE regress_rc_reader;
 SELECT m AS matchers, count(*) AS series, sum(cardinality(ts)) AS samples,
@@ -523,7 +523,7 @@ GROUP BY m ORDER BY m;
 RESET ROLE;
 SELECT prom_unregister('rc_many'), prom_unregister('rc_many_rows');
 DROP VIEW rc_many;
-DROP TABLE rc_many_rows, "rc_many#series", "rc_many#chunks", "rc_many#head";
+DROP TABLE rc_many_rows, "rc_many#series", "rc_many#chunks", "rc_many#head", "rc_many#late";
 
 -- Before 1970 too: m#chunks' index is by window as SQL's division numbers
 -- it (toward zero), and a read of a few series lists those keys.  Samples
@@ -657,7 +657,7 @@ SELECT (SELECT count(*) FROM rc_answer_chunks('{__name__="rc_pass"}',
 -- millisecond (00:02:30), one between two (00:02:30.001), one where no
 -- chunk is (05:00); and a chunk of series b copied 30 s later, overlapping
 -- its own
-INSERT INTO "rc_pass#head" VALUES (1, 1704067200000 + 10 * 15000, 1000),
+INSERT INTO "rc_pass#late" VALUES (1, 1704067200000 + 10 * 15000, 1000),
 	(1, 1704067200000 + 10 * 15000 + 1, 2000), (1, 1704085200000, 3000);
 CREATE TABLE rc_pass_src (t bigint, job text, v float8);
 INSERT INTO rc_pass_src
@@ -719,7 +719,7 @@ SELECT (SELECT array_agg(DISTINCT encoding ORDER BY encoding) FROM "rc_hpass#chu
 		ORDER BY row(min_time, max_time, encoding, chunk)::text)
 		FROM "rc_hpass#chunks") AS stored_bytes,
 	rc_same_in_range('{__name__="rc_hpass"}', 1704067200000 + 1000, 1704081600000) AS same_samples;
-INSERT INTO "rc_hpass#head" SELECT CASE job WHEN 'a' THEN 1 ELSE 2 END, t, h
+INSERT INTO "rc_hpass#late" SELECT CASE job WHEN 'a' THEN 1 ELSE 2 END, t, h
 	FROM rc_hsamples WHERE (job = 'a' AND t = 1704067200000 + 40 * 60000 + 40 % 7 AND head)
 		OR (job = 'b' AND t = 1704067200000 + 10 * 60000 + 30000);
 SELECT rc_same_in_range('{__name__="rc_hpass"}', 1704067200000 + 1000, 1704081600000) AS same_samples,
@@ -732,14 +732,15 @@ SELECT rc_same_in_range('{__name__="rc_hpass"}', 1704067200000 + 1000, 170408160
 SELECT prom_unregister('rc_pass'), prom_unregister('rc_hpass');
 DROP VIEW rc_pass, rc_hpass;
 DROP TABLE rc_pass_src, "rc_pass#series", "rc_pass#chunks", "rc_pass#head",
-	"rc_hpass#series", "rc_hpass#chunks", "rc_hpass#head";
+	"rc_pass#late", "rc_hpass#series", "rc_hpass#chunks", "rc_hpass#head",
+	"rc_hpass#late";
 DROP FUNCTION rc_answer_chunks, rc_stored_chunks, rc_same_in_range;
 DELETE FROM prom_storage_catalog WHERE metric IN ('rc_pass', 'rc_hpass');
 
 SELECT prom_unregister('rc_made'), prom_unregister('rc_comp');
 DROP VIEW rc_made, rc_comp;
-DROP TABLE "rc_made#series", "rc_made#chunks", "rc_made#head",
-	"rc_comp#series", "rc_comp#chunks", "rc_comp#head";
+DROP TABLE "rc_made#series", "rc_made#chunks", "rc_made#head", "rc_made#late",
+	"rc_comp#series", "rc_comp#chunks", "rc_comp#head", "rc_comp#late";
 DROP VIEW rc_chunks, rc_hchunks;
 DROP TABLE rc_rows, rc_src, rc_hrows, rc_hsrc, rc_samples, rc_hsamples,
 	rc_labels, rc_exact, "rc_chunks#series", "rc_chunks#chunks",

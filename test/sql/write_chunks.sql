@@ -184,14 +184,21 @@ SELECT count(*) - :head_rows AS two_more FROM wc."wc_up#head";
 SELECT series_id, labels, t, bits FROM wc_rows('wc_up') WHERE t >= 1700000150000;
 -- a trigger on the head of a role the writer does not trust refuses the write
 CREATE FUNCTION wc_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
-ALTER TABLE wc."wc_up#head" OWNER TO wc_intruder;
+-- (the head and each of its partitions, which the trigger is cloned to)
+DO $$ DECLARE r regclass; BEGIN
+	FOR r IN SELECT relid FROM pg_partition_tree('wc."wc_up#head"') LOOP
+		EXECUTE format('ALTER TABLE %s OWNER TO wc_intruder', r);
+	END LOOP; END $$;
 SET ROLE wc_intruder;
 CREATE TRIGGER wc_noop BEFORE INSERT ON wc."wc_up#head" FOR EACH ROW EXECUTE FUNCTION wc_noop();
 SET ROLE wc_writer;
 SELECT try_json('[{"labels": {"__name__": "wc_up", "job": "writer"}, "samples": [[1700000180000, 12]]}]');
 RESET ROLE;
 DROP TRIGGER wc_noop ON wc."wc_up#head";
-ALTER TABLE wc."wc_up#head" OWNER TO CURRENT_USER;
+DO $$ DECLARE r regclass; BEGIN
+	FOR r IN SELECT relid FROM pg_partition_tree('wc."wc_up#head"') LOOP
+		EXECUTE format('ALTER TABLE %s OWNER TO CURRENT_USER', r);
+	END LOOP; END $$;
 
 -- A request that needs more new metrics than promread.write_max_new_metrics
 -- creates that many (in the order of their names), writes none of its

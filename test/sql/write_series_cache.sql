@@ -136,7 +136,7 @@ SELECT sc_scans(sc_one('g', 1700000000000, 'sc_n'), 'sc_n');
 SELECT sc_scans(sc_one('g', 1700000015000, 'sc_n'), 'sc_n');
 SELECT sc_scans(sc_one('g', 1700000030000, 'sc_n'), 'sc_n');
 DROP VIEW sc.sc_n;
-DROP TABLE sc."sc_n#series", sc."sc_n#head", sc."sc_n#chunks";
+DROP TABLE sc."sc_n#series", sc."sc_n#head", sc."sc_n#chunks", sc."sc_n#late";
 SELECT sc_scans(sc_one('g', 1700000045000, 'sc_n'), 'sc_n');
 SELECT * FROM sc_state('sc_n');
 
