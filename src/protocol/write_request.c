@@ -598,6 +598,14 @@ PromDecodeWriteRequest(const char *body, Size len)
  * checks, a request is refused with 22023 for a symbol reference out of
  * range, an odd labels_refs list (of a series or an exemplar), a first
  * symbol that is not "", and a series with both samples and histograms.
+ *
+ * A series borrows its label values from the symbols, as a 1.0 series does
+ * from its own Label messages, and writing copies them for each series.
+ * In 1.0 they add up to at most the request; here a symbol referred to by
+ * every series counts once in the request but once a series when written.
+ * So the values the series borrow are charged to the budget, as the copies
+ * writing makes: one 16 MB symbol in millions of series is refused (22023)
+ * rather than exhausting memory.
  */
 
 /* Raise 22023 for an invalid 2.0 request. */
@@ -650,6 +658,7 @@ PromDecodeWriteRequestV2(const char *body, Size len)
 	WireText   *pairs;
 	TextState  *states;
 	size_t		maxrefs = 0;
+	Size		borrowed = 0;
 	size_t		i;
 
 	budget->sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
@@ -695,6 +704,8 @@ PromDecodeWriteRequestV2(const char *body, Size len)
 		for (j = 0; j < ts->n_labels_refs; j++)
 			pairs[j] = symbol(msg, states, ts->labels_refs[j], i);
 		decode_series(pairs, ts->n_labels_refs / 2, i, series);
+		for (j = 0; j < (size_t) series->nlabels; j++)
+			borrowed += series->labels[j].value_len;
 		if (ts->n_samples > 0 && ts->n_histograms > 0)
 			invalid_series(i, "has both samples and histograms",
 						   "A series of remote write 2.0 holds either samples or histograms.");
@@ -731,7 +742,7 @@ PromDecodeWriteRequestV2(const char *body, Size len)
 			 ts->metadata->unit_ref != 0))
 			decode_metadata_v2(msg, states, ts->metadata, i, series->metric,
 							   &request->metadata[request->nmetadata++]);
-		PromDecodeBudgetCheck(budget, 0);
+		PromDecodeBudgetCheck(budget, borrowed);
 	}
 	pfree(pairs);
 	pfree(states);

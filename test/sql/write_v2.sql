@@ -111,10 +111,17 @@ SELECT wire_field(4, '') || wire_field(4, '__name__') || wire_field(4, 'v2_big')
 							|| wire_field(4, v2_refs(3, 4))), ''::bytea ORDER BY i)
 	 FROM generate_series(1, 2000) i) AS exemplified;
 -- as a label value of 2,000 series and a last one with an invalid metric
--- name: refused, naming that series
+-- name: refused, naming that series (the 2 GB of values the series borrow
+-- are charged to promread.max_memory, raised for this)
+SET promread.max_memory = '3GB';
 SELECT try_v2(snappy_literals(symbols || labelled
 	|| wire_field(5, v2_refs(1, 5) || v2_sample(1000, 1))), :'v2')
 FROM big_request;
+-- the same 2,000 series within 1 GB (the default): refused, as writing
+-- would copy the value for each series
+SET promread.max_memory = '1GB';
+SELECT try_v2(snappy_literals(symbols || labelled), :'v2') FROM big_request;
+RESET promread.max_memory;
 -- as an exemplar label value of 2,000 series: the samples written, the
 -- exemplars (over 128 characters) dropped
 SELECT try_v2(snappy_literals(symbols || exemplified), :'v2') FROM big_request;
