@@ -37,6 +37,11 @@
  * created_timestamp of senders before Prometheus 3.8) are counted in
  * request->nstart_timestamps: promread does not store them.
  *
+ * What a check found of a piece of text is kept in its TextState, so that
+ * a 2.0 symbol is checked once however many references share it (else a
+ * request of one 16 MB symbol and millions of references to it would scan
+ * terabytes); a symbol that no reference uses is not checked at all.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -44,11 +49,54 @@
 #include "miscadmin.h"
 #include "protocol.h"
 
-/* Raise 22021 unless text of a request is valid UTF-8 without NUL bytes. */
-static void
-check_text(const char *s, size_t len, const char *what, int series)
+/* The longest label set, in characters, that Prometheus keeps with an exemplar. */
+#define EXEMPLAR_MAX_LABEL_SET_LENGTH	128
+
+/*
+ * What the checks found of a piece of text: a 2.0 symbol's is shared by
+ * every reference to it, a 1.0 field's is its own.  A failed check that
+ * refuses the request is not kept, as the request is gone.
+ */
+typedef struct TextState
 {
-	if (!PromIsValidUtf8(s, len) || memchr(s, '\0', len) != NULL)
+	uint8		known;			/* TEXT_* bits */
+	uint8		nchars;			/* with TEXT_COUNTED: its UTF-8 characters,
+								 * at most EXEMPLAR_MAX_LABEL_SET_LENGTH + 1 */
+} TextState;
+
+#define TEXT_VALID			0x01	/* valid UTF-8 without NUL bytes */
+#define TEXT_NAME_CHECKED	0x02	/* PromIsValidLabelName asked */
+#define TEXT_NAME_VALID		0x04	/* ... and it said yes */
+#define TEXT_METRIC_VALID	0x08	/* a valid metric name */
+#define TEXT_COUNTED		0x10	/* nchars is set */
+
+/* A piece of text of a request and what is known of it. */
+typedef struct WireText
+{
+	const char *bytes;
+	size_t		len;
+	TextState  *state;
+} WireText;
+
+/* The WireText of a field, whose state is state. */
+static inline WireText
+wire_text(ProtobufCBinaryData field, TextState *state)
+{
+	WireText	t = {wire_bytes(field), field.len, state};
+
+	return t;
+}
+
+/*
+ * Raise 22021 unless text of a request is valid UTF-8 without NUL bytes;
+ * series is the series it belongs to, or -1.  Checked once per state.
+ */
+static void
+check_text(const WireText *t, const char *what, int series)
+{
+	if (t->state->known & TEXT_VALID)
+		return;
+	if (!PromIsValidUtf8(t->bytes, t->len) || memchr(t->bytes, '\0', t->len) != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
 				 series >= 0 ?
@@ -56,6 +104,30 @@ check_text(const char *s, size_t len, const char *what, int series)
 						what, series) :
 				 errmsg("%s of the remote write request is not valid UTF-8", what),
 				 errdetail("Text must be valid UTF-8 without NUL bytes.")));
+	t->state->known |= TEXT_VALID;
+}
+
+/* Is checked text a valid label name?  Asked once per state. */
+static bool
+is_label_name(const WireText *t)
+{
+	if (!(t->state->known & TEXT_NAME_CHECKED))
+		t->state->known |= TEXT_NAME_CHECKED |
+			(PromIsValidLabelName(t->bytes, t->len) ? TEXT_NAME_VALID : 0);
+	return (t->state->known & TEXT_NAME_VALID) != 0;
+}
+
+/*
+ * Is checked text a valid metric name?  Only a yes is kept: a no refuses
+ * the request.
+ */
+static bool
+is_metric_name(const WireText *t)
+{
+	if (!(t->state->known & TEXT_METRIC_VALID) &&
+		PromIsValidMetricName(t->bytes, t->len))
+		t->state->known |= TEXT_METRIC_VALID;
+	return (t->state->known & TEXT_METRIC_VALID) != 0;
 }
 
 /* Raise 22023 for an invalid value of series i. */
@@ -76,29 +148,38 @@ label_name_cmp(const void *a, const void *b)
 				  ((const PromWriteLabel *) b)->name);
 }
 
-/* The UTF-8 characters of valid UTF-8 text: its bytes but continuation bytes. */
+/*
+ * The UTF-8 characters of valid UTF-8 text (its bytes but continuation
+ * bytes), counted once per state and only up to one over the longest label
+ * set of an exemplar: as many as any longer text, for that limit.
+ */
 static int
-utf8_chars(const char *s, int len)
+utf8_chars(const WireText *t)
 {
-	int			n = 0;
-	int			i;
+	if (!(t->state->known & TEXT_COUNTED))
+	{
+		int			n = 0;
+		size_t		i;
 
-	for (i = 0; i < len; i++)
-		n += ((unsigned char) s[i] & 0xC0) != 0x80;
-	return n;
+		for (i = 0; i < t->len && n <= EXEMPLAR_MAX_LABEL_SET_LENGTH; i++)
+			n += ((unsigned char) t->bytes[i] & 0xC0) != 0x80;
+		t->state->nchars = n;
+		t->state->known |= TEXT_COUNTED;
+	}
+	return t->state->nchars;
 }
-
-/* The longest label set, in characters, that Prometheus keeps with an exemplar. */
-#define EXEMPLAR_MAX_LABEL_SET_LENGTH	128
 
 /*
  * Check and convert an exemplar of series i: its npairs label pairs laid
  * out as decode_series takes them.  Text that is not UTF-8 refuses the
  * request, as a series' labels do (22021); an exemplar that Prometheus
- * would drop (see the header) returns false.
+ * would drop (see the header) returns false.  A pair's text is checked
+ * before the length, so that an exemplar too long to keep whose text is
+ * not UTF-8 still refuses the request; that costs a symbol one scan, and
+ * counting its characters stops past the limit.
  */
 static bool
-decode_exemplar(const ProtobufCBinaryData *pairs, size_t npairs, double value,
+decode_exemplar(const WireText *pairs, size_t npairs, double value,
 				int64 timestamp, int i, PromWriteExemplar *out)
 {
 	int			length = 0;
@@ -111,24 +192,21 @@ decode_exemplar(const ProtobufCBinaryData *pairs, size_t npairs, double value,
 	out->labels = palloc(sizeof(PromWriteLabel) * Max(npairs, 1));
 	for (j = 0; j < npairs; j++)
 	{
-		ProtobufCBinaryData name = pairs[2 * j];
-		ProtobufCBinaryData label_value = pairs[2 * j + 1];
+		const WireText *name = &pairs[2 * j];
+		const WireText *label_value = &pairs[2 * j + 1];
 
-		check_text(wire_bytes(name), name.len, "an exemplar label name", i);
-		check_text(wire_bytes(label_value), label_value.len,
-				   "an exemplar label value", i);
-		length += utf8_chars(wire_bytes(name), name.len) +
-			utf8_chars(wire_bytes(label_value), label_value.len);
-		if (length > EXEMPLAR_MAX_LABEL_SET_LENGTH ||
-			!PromIsValidLabelName(wire_bytes(name), name.len))
+		check_text(name, "an exemplar label name", i);
+		check_text(label_value, "an exemplar label value", i);
+		length += utf8_chars(name) + utf8_chars(label_value);
+		if (length > EXEMPLAR_MAX_LABEL_SET_LENGTH || !is_label_name(name))
 			return false;
 		for (k = 0; k < j; k++)
-			if (pairs[2 * k].len == name.len &&
-				memcmp(wire_bytes(pairs[2 * k]), wire_bytes(name), name.len) == 0)
+			if (pairs[2 * k].len == name->len &&
+				memcmp(pairs[2 * k].bytes, name->bytes, name->len) == 0)
 				return false;
-		out->labels[out->nlabels].name = pnstrdup(wire_bytes(name), name.len);
-		out->labels[out->nlabels].value = wire_bytes(label_value);
-		out->labels[out->nlabels].value_len = label_value.len;
+		out->labels[out->nlabels].name = pnstrdup(name->bytes, name->len);
+		out->labels[out->nlabels].value = label_value->bytes;
+		out->labels[out->nlabels].value_len = label_value->len;
 		out->nlabels++;
 	}
 	return true;
@@ -301,7 +379,7 @@ count_start_timestamps(Prometheus__Sample *const *samples, size_t n,
  * and 2.0's symbol references both resolve to.
  */
 static void
-decode_series(const ProtobufCBinaryData *pairs, size_t npairs, int i,
+decode_series(const WireText *pairs, size_t npairs, int i,
 			  PromWriteSeries *series)
 {
 	size_t		j;
@@ -311,33 +389,31 @@ decode_series(const ProtobufCBinaryData *pairs, size_t npairs, int i,
 	series->labels = palloc(sizeof(PromWriteLabel) * Max(npairs, 1));
 	for (j = 0; j < npairs; j++)
 	{
-		ProtobufCBinaryData name_field = pairs[2 * j];
-		ProtobufCBinaryData value_field = pairs[2 * j + 1];
-		const char *name = wire_bytes(name_field);
-		const char *value = wire_bytes(value_field);
+		const WireText *name = &pairs[2 * j];
+		const WireText *value = &pairs[2 * j + 1];
 
-		check_text(name, name_field.len, "a label name", i);
-		check_text(value, value_field.len, "a label value", i);
-		if (name_field.len == 8 && memcmp(name, "__name__", 8) == 0)
+		check_text(name, "a label name", i);
+		check_text(value, "a label value", i);
+		if (name->len == 8 && memcmp(name->bytes, "__name__", 8) == 0)
 		{
 			if (series->metric != NULL)
 				invalid_series(i, "has the label \"__name__\" twice", NULL);
-			if (!PromIsValidMetricName(value, value_field.len))
+			if (!is_metric_name(value))
 				invalid_series(i, "has an invalid metric name",
 							   psprintf("\"%.*s\" does not match [a-zA-Z_:][a-zA-Z0-9_:]*.",
-										(int) Min(value_field.len, 200), value));
-			series->metric = pnstrdup(value, value_field.len);
+										(int) Min(value->len, 200), value->bytes));
+			series->metric = pnstrdup(value->bytes, value->len);
 			continue;
 		}
-		if (!PromIsValidLabelName(name, name_field.len))
+		if (!is_label_name(name))
 			invalid_series(i, "has an invalid label name",
 						   psprintf("\"%.*s\" does not match [a-zA-Z_][a-zA-Z0-9_]*.",
-									(int) Min(name_field.len, 200), name));
-		if (value_field.len == 0)
+									(int) Min(name->len, 200), name->bytes));
+		if (value->len == 0)
 			continue;			/* an empty value is an absent label */
-		series->labels[series->nlabels].name = pnstrdup(name, name_field.len);
-		series->labels[series->nlabels].value = value;
-		series->labels[series->nlabels].value_len = value_field.len;
+		series->labels[series->nlabels].name = pnstrdup(name->bytes, name->len);
+		series->labels[series->nlabels].value = value->bytes;
+		series->labels[series->nlabels].value_len = value->len;
 		series->nlabels++;
 	}
 	if (series->metric == NULL)
@@ -351,22 +427,36 @@ decode_series(const ProtobufCBinaryData *pairs, size_t npairs, int i,
 }
 
 /*
+ * Lay out n 1.0 labels as name and value pairs in pairs, each text with a
+ * state of its own in states, nothing known of it.
+ */
+static void
+label_pairs(Prometheus__Label *const *labels, size_t n, WireText *pairs,
+			TextState *states)
+{
+	size_t		j;
+
+	memset(states, 0, sizeof(TextState) * 2 * n);
+	for (j = 0; j < n; j++)
+	{
+		pairs[2 * j] = wire_text(labels[j]->name, &states[2 * j]);
+		pairs[2 * j + 1] = wire_text(labels[j]->value, &states[2 * j + 1]);
+	}
+}
+
+/*
  * Check and convert series i of a 1.0 request, its labels laid out as name
- * and value pairs in pairs (room for the request's longest series).
+ * and value pairs in pairs, with their states in states (room for the
+ * request's longest series).
  */
 static void
 decode_series_v1(const Prometheus__TimeSeries *msg, int i, PromWriteSeries *series,
-				 ProtobufCBinaryData *pairs, PromWriteRequest *request,
+				 WireText *pairs, TextState *states, PromWriteRequest *request,
 				 PromDecodeBudget *budget)
 {
 	size_t		j;
-	size_t		k;
 
-	for (j = 0; j < msg->n_labels; j++)
-	{
-		pairs[2 * j] = msg->labels[j]->name;
-		pairs[2 * j + 1] = msg->labels[j]->value;
-	}
+	label_pairs(msg->labels, msg->n_labels, pairs, states);
 	decode_series(pairs, msg->n_labels, i, series);
 	series->nsamples = msg->n_samples;
 	series->samples = msg->samples;
@@ -381,11 +471,7 @@ decode_series_v1(const Prometheus__TimeSeries *msg, int i, PromWriteSeries *seri
 	{
 		const Prometheus__Exemplar *e = msg->exemplars[j];
 
-		for (k = 0; k < e->n_labels; k++)
-		{
-			pairs[2 * k] = e->labels[k]->name;
-			pairs[2 * k + 1] = e->labels[k]->value;
-		}
+		label_pairs(e->labels, e->n_labels, pairs, states);
 		if (decode_exemplar(pairs, e->n_labels, e->value, e->timestamp, i,
 							&series->exemplars[series->nexemplars]))
 			series->nexemplars++;
@@ -414,10 +500,10 @@ metadata_type_name(int type)
 
 /* A NUL-terminated copy of checked metadata text. */
 static const char *
-metadata_text(ProtobufCBinaryData field, const char *what)
+metadata_text(WireText t, const char *what)
 {
-	check_text(wire_bytes(field), field.len, what, -1);
-	return pnstrdup(wire_bytes(field), field.len);
+	check_text(&t, what, -1);
+	return pnstrdup(t.bytes, t.len);
 }
 
 /*
@@ -435,7 +521,8 @@ PromDecodeWriteRequest(const char *body, Size len)
 	MemoryContext oldcxt = MemoryContextSwitchTo(budget->context);
 	PromWriteRequest *request = palloc0(sizeof(PromWriteRequest));
 	Prometheus__WriteRequest *msg;
-	ProtobufCBinaryData *pairs;
+	WireText   *pairs;
+	TextState  *states;
 	size_t		maxlabels = 0;
 	size_t		i;
 
@@ -455,21 +542,22 @@ PromDecodeWriteRequest(const char *body, Size len)
 			maxlabels = Max(maxlabels, ts->exemplars[j]->n_labels);
 	}
 	PromDecodeBudgetCheck(budget, sizeof(PromWriteSeries) * msg->n_timeseries +
-						  sizeof(ProtobufCBinaryData) * 2 * maxlabels);
+						  (sizeof(WireText) + sizeof(TextState)) * 2 * maxlabels);
 	request->nseries = msg->n_timeseries;
 	request->series = palloc_extended(sizeof(PromWriteSeries) * Max(msg->n_timeseries, 1),
 									  MCXT_ALLOC_HUGE);
-	pairs = palloc_extended(sizeof(ProtobufCBinaryData) * 2 * Max(maxlabels, 1),
-							MCXT_ALLOC_HUGE);
+	pairs = palloc_extended(sizeof(WireText) * 2 * Max(maxlabels, 1), MCXT_ALLOC_HUGE);
+	states = palloc_extended(sizeof(TextState) * 2 * Max(maxlabels, 1), MCXT_ALLOC_HUGE);
 	for (i = 0; i < msg->n_timeseries; i++)
 	{
 		const Prometheus__TimeSeries *ts = msg->timeseries[i];
 
 		CHECK_FOR_INTERRUPTS();
-		decode_series_v1(ts, i, &request->series[i], pairs, request, budget);
+		decode_series_v1(ts, i, &request->series[i], pairs, states, request, budget);
 		PromDecodeBudgetCheck(budget, 0);
 	}
 	pfree(pairs);
+	pfree(states);
 
 	PromDecodeBudgetCheck(budget, sizeof(PromWriteMetadata) * msg->n_metadata);
 	request->nmetadata = msg->n_metadata;
@@ -479,17 +567,19 @@ PromDecodeWriteRequest(const char *body, Size len)
 	{
 		const Prometheus__MetricMetadata *m = msg->metadata[i];
 		PromWriteMetadata *out = &request->metadata[i];
+		TextState	fresh[3] = {{0}};
 
 		out->type = metadata_type_name(m->type);
-		out->family = metadata_text(m->metric_family_name, "a metric family name");
+		out->family = metadata_text(wire_text(m->metric_family_name, &fresh[0]),
+									"a metric family name");
 		if (!PromIsValidMetricName(out->family, strlen(out->family)))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("metadata of the remote write request has an invalid metric family name"),
 					 errdetail("\"%.200s\" does not match [a-zA-Z_:][a-zA-Z0-9_:]*.",
 							   out->family)));
-		out->help = metadata_text(m->help, "a metric help text");
-		out->unit = metadata_text(m->unit, "a metric unit");
+		out->help = metadata_text(wire_text(m->help, &fresh[1]), "a metric help text");
+		out->unit = metadata_text(wire_text(m->unit, &fresh[2]), "a metric unit");
 		PromDecodeBudgetCheck(budget, 0);
 	}
 	PromDecodeBudgetHold(budget);
@@ -508,6 +598,14 @@ PromDecodeWriteRequest(const char *body, Size len)
  * checks, a request is refused with 22023 for a symbol reference out of
  * range, an odd labels_refs list (of a series or an exemplar), a first
  * symbol that is not "", and a series with both samples and histograms.
+ *
+ * A series borrows its label values from the symbols, as a 1.0 series does
+ * from its own Label messages, and writing copies them for each series.
+ * In 1.0 they add up to at most the request; here a symbol referred to by
+ * every series counts once in the request but once a series when written.
+ * So the values the series borrow are charged to the budget, as the copies
+ * writing makes: one 16 MB symbol in millions of series is refused (22023)
+ * rather than exhausting memory.
  */
 
 /* Raise 22023 for an invalid 2.0 request. */
@@ -519,26 +617,30 @@ invalid_request(const char *message)
 			 errmsg("remote write 2.0 request %s", message)));
 }
 
-/* Symbol ref of series i, or a 22023 error if it is out of range. */
-static ProtobufCBinaryData
-symbol(const Io__Prometheus__Write__V2__Request *msg, uint32 ref, int i)
+/*
+ * Symbol ref of series i, with its state in states (one per symbol), or a
+ * 22023 error if it is out of range.
+ */
+static WireText
+symbol(const Io__Prometheus__Write__V2__Request *msg, TextState *states,
+	   uint32 ref, int i)
 {
 	if (ref >= msg->n_symbols)
 		invalid_series(i, psprintf("refers to symbol %u of %zu", ref, msg->n_symbols),
 					   "A symbol reference must be an index into the request's symbols.");
-	return msg->symbols[ref];
+	return wire_text(msg->symbols[ref], &states[ref]);
 }
 
 /* Metadata of series i of a 2.0 request, whose metric is metric. */
 static void
-decode_metadata_v2(const Io__Prometheus__Write__V2__Request *msg,
+decode_metadata_v2(const Io__Prometheus__Write__V2__Request *msg, TextState *states,
 				   const Io__Prometheus__Write__V2__Metadata *m, int i,
 				   const char *metric, PromWriteMetadata *out)
 {
 	out->family = metric;
 	out->type = metadata_type_name(m->type);
-	out->help = metadata_text(symbol(msg, m->help_ref, i), "a metric help text");
-	out->unit = metadata_text(symbol(msg, m->unit_ref, i), "a metric unit");
+	out->help = metadata_text(symbol(msg, states, m->help_ref, i), "a metric help text");
+	out->unit = metadata_text(symbol(msg, states, m->unit_ref, i), "a metric unit");
 }
 
 /*
@@ -553,8 +655,10 @@ PromDecodeWriteRequestV2(const char *body, Size len)
 	MemoryContext oldcxt = MemoryContextSwitchTo(budget->context);
 	PromWriteRequest *request = palloc0(sizeof(PromWriteRequest));
 	Io__Prometheus__Write__V2__Request *msg;
-	ProtobufCBinaryData *pairs;
+	WireText   *pairs;
+	TextState  *states;
 	size_t		maxrefs = 0;
+	Size		borrowed = 0;
 	size_t		i;
 
 	budget->sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
@@ -577,13 +681,16 @@ PromDecodeWriteRequestV2(const char *body, Size len)
 
 	PromDecodeBudgetCheck(budget, sizeof(PromWriteSeries) * msg->n_timeseries +
 						  sizeof(PromWriteMetadata) * msg->n_timeseries +
-						  sizeof(ProtobufCBinaryData) * maxrefs);
+						  sizeof(WireText) * maxrefs +
+						  sizeof(TextState) * msg->n_symbols);
 	request->nseries = msg->n_timeseries;
 	request->series = palloc_extended(sizeof(PromWriteSeries) * Max(msg->n_timeseries, 1),
 									  MCXT_ALLOC_HUGE);
 	request->metadata = palloc_extended(sizeof(PromWriteMetadata) * Max(msg->n_timeseries, 1),
 										MCXT_ALLOC_HUGE);
-	pairs = palloc_extended(sizeof(ProtobufCBinaryData) * Max(maxrefs, 1), MCXT_ALLOC_HUGE);
+	pairs = palloc_extended(sizeof(WireText) * Max(maxrefs, 1), MCXT_ALLOC_HUGE);
+	states = palloc_extended(sizeof(TextState) * Max(msg->n_symbols, 1),
+							 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (i = 0; i < msg->n_timeseries; i++)
 	{
 		const Io__Prometheus__Write__V2__TimeSeries *ts = msg->timeseries[i];
@@ -595,8 +702,10 @@ PromDecodeWriteRequestV2(const char *body, Size len)
 			invalid_series(i, "has an odd number of label references",
 						   "labels_refs holds pairs of a name and a value.");
 		for (j = 0; j < ts->n_labels_refs; j++)
-			pairs[j] = symbol(msg, ts->labels_refs[j], i);
+			pairs[j] = symbol(msg, states, ts->labels_refs[j], i);
 		decode_series(pairs, ts->n_labels_refs / 2, i, series);
+		for (j = 0; j < (size_t) series->nlabels; j++)
+			borrowed += series->labels[j].value_len;
 		if (ts->n_samples > 0 && ts->n_histograms > 0)
 			invalid_series(i, "has both samples and histograms",
 						   "A series of remote write 2.0 holds either samples or histograms.");
@@ -618,7 +727,7 @@ PromDecodeWriteRequestV2(const char *body, Size len)
 			if (e->n_labels_refs % 2 != 0)
 				invalid_series(i, "has an exemplar with an odd number of label references", NULL);
 			for (k = 0; k < e->n_labels_refs; k++)
-				pairs[k] = symbol(msg, e->labels_refs[k], i);
+				pairs[k] = symbol(msg, states, e->labels_refs[k], i);
 			if (decode_exemplar(pairs, e->n_labels_refs / 2, e->value, e->timestamp, i,
 								&series->exemplars[series->nexemplars]))
 				series->nexemplars++;
@@ -631,11 +740,12 @@ PromDecodeWriteRequestV2(const char *body, Size len)
 		if (ts->metadata != NULL &&
 			(ts->metadata->type != 0 || ts->metadata->help_ref != 0 ||
 			 ts->metadata->unit_ref != 0))
-			decode_metadata_v2(msg, ts->metadata, i, series->metric,
+			decode_metadata_v2(msg, states, ts->metadata, i, series->metric,
 							   &request->metadata[request->nmetadata++]);
-		PromDecodeBudgetCheck(budget, 0);
+		PromDecodeBudgetCheck(budget, borrowed);
 	}
 	pfree(pairs);
+	pfree(states);
 	PromDecodeBudgetHold(budget);
 	MemoryContextSwitchTo(oldcxt);
 	return request;

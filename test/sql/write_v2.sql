@@ -80,6 +80,54 @@ SELECT try_v2(v2_request(:syms, v2_refs(1, 2, 3, 4) || v2_sample(3000, 1),
 	v2_refs(1, 2, 3, 4, 3) || v2_sample(3000, 1)), :'v2');
 SELECT count(*) FROM wv2.v2_temp;
 
+-- symbols are checked when a reference uses them, once each for all the
+-- references: an unreferenced invalid one is no error; text valid as a
+-- label value is still checked as a label name; and a 1 MB symbol that
+-- 2,000 series refer to is read once, not once a reference (4 GB)
+SELECT try_v2(snappy_literal(wire_field(4, '') || wire_field(4, '\xff'::bytea)
+	|| wire_field(4, '__name__') || wire_field(4, 'v2_temp') || wire_field(4, 'host')
+	|| wire_field(5, v2_refs(2, 3, 4, 3) || v2_sample(3000, 1))), :'v2');
+SELECT try_v2(v2_request('{"",__name__,v2_temp,host,x-y}',
+	v2_refs(1, 2, 3, 4) || v2_sample(4000, 1),
+	v2_refs(1, 2, 4, 2) || v2_sample(4000, 1)), :'v2');
+-- a snappy block of data as literals of at most 65536 bytes
+CREATE FUNCTION snappy_literals(data bytea) RETURNS bytea
+	LANGUAGE sql IMMUTABLE AS $$
+	SELECT wire_varint(length(data)) || string_agg('\xf4'::bytea
+		|| set_byte(set_byte('\x0000'::bytea, 0, (n - 1) % 256), 1, (n - 1) / 256)
+		|| substr(data, o, n), ''::bytea ORDER BY o)
+	FROM (SELECT o, least(65536, length(data) - o + 1) AS n
+		  FROM generate_series(1, length(data), 65536) o) AS chunks
+$$;
+-- symbols: 0 "", 1 __name__, 2 v2_big, 3 trace_id, 4 a 1 MB value, 5 1x
+CREATE TEMP TABLE big_request AS
+SELECT wire_field(4, '') || wire_field(4, '__name__') || wire_field(4, 'v2_big')
+	|| wire_field(4, 'trace_id') || wire_field(4, convert_to(repeat('a', 1000000), 'UTF8'))
+	|| wire_field(4, '1x') AS symbols,
+	(SELECT string_agg(wire_field(5, v2_refs(1, 2, 3, 4) || v2_sample(i * 1000, i)),
+					   ''::bytea ORDER BY i)
+	 FROM generate_series(1, 2000) i) AS labelled,
+	(SELECT string_agg(wire_field(5, v2_refs(1, 2) || v2_sample(i * 1000, i)
+							|| wire_field(4, v2_refs(3, 4))), ''::bytea ORDER BY i)
+	 FROM generate_series(1, 2000) i) AS exemplified;
+-- as a label value of 2,000 series and a last one with an invalid metric
+-- name: refused, naming that series (the 2 GB of values the series borrow
+-- are charged to promread.max_memory, raised for this)
+SET promread.max_memory = '3GB';
+SELECT try_v2(snappy_literals(symbols || labelled
+	|| wire_field(5, v2_refs(1, 5) || v2_sample(1000, 1))), :'v2')
+FROM big_request;
+-- the same 2,000 series within 1 GB (the default): refused, as writing
+-- would copy the value for each series
+SET promread.max_memory = '1GB';
+SELECT try_v2(snappy_literals(symbols || labelled), :'v2') FROM big_request;
+RESET promread.max_memory;
+-- as an exemplar label value of 2,000 series: the samples written, the
+-- exemplars (over 128 characters) dropped
+SELECT try_v2(snappy_literals(symbols || exemplified), :'v2') FROM big_request;
+SELECT count(*), sum(value), min(ts), max(ts) FROM wv2.v2_big;
+DROP TABLE big_request;
+
 -- a native histogram (an empty one) of a float metric: the metric refused
 -- (22023), nothing written (suite write_histograms writes histograms)
 SELECT try_v2(v2_request(:syms, v2_refs(1, 2) || wire_field(3, '')), :'v2');
@@ -98,5 +146,5 @@ SELECT count(*) FROM wv2.v2_temp;
 
 DELETE FROM prom_metric_metadata_catalog;
 DROP SCHEMA wv2 CASCADE;
-DROP FUNCTION try_v2, v2_request, v2_refs, v2_sample, v2_metadata,
+DROP FUNCTION try_v2, v2_request, v2_refs, v2_sample, v2_metadata, snappy_literals,
 	wire_varint, snappy_literal, wire_field, wire_matcher, wire_query;
