@@ -215,8 +215,9 @@ CREATE FUNCTION prom_series_changed()
 
 -- The time (ms since the Unix epoch) before which a chunk metric's head rows
 -- are in its chunks, as the caller's snapshot sees it (the least bigint when
--- none is): the metric's view reads the head from it (docs/chunk-storage.md).
-CREATE FUNCTION prom_head_compacted_before(metric text)
+-- none is, or head is not its head): the metric's view reads the head from
+-- it (docs/chunk-storage.md).
+CREATE FUNCTION prom_head_compacted_before(metric text, head regclass)
 	RETURNS bigint
 	AS 'MODULE_PATHNAME', 'prom_head_compacted_before'
 	LANGUAGE C STRICT STABLE PARALLEL SAFE;

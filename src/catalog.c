@@ -35,13 +35,14 @@
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
+#include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "tcop/utility.h"
 #include "promread.h"
-#include "storage/lmgr.h"
+#include "storage/storage.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -470,6 +471,15 @@ forget_metric_row(const char *table, const char *index, const char *metric)
 static void
 forget_metric_tables(const char *metric)
 {
+	PromStorageEntry *storage = PromStorageStoredEntry(metric);
+
+	if (storage != NULL)
+	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		PromHeadDropCompacted(storage);
+		SPI_finish();
+	}
 	forget_metric_row(EXEMPLAR_TABLE, EXEMPLAR_INDEX, metric);
 	forget_metric_row(STORAGE_TABLE, STORAGE_INDEX, metric);
 }

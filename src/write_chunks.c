@@ -64,6 +64,7 @@
 
 #include "access/relation.h"
 #include "access/sysattr.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
@@ -71,6 +72,7 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_relation.h"
+#include "partitioning/partdesc.h"
 #include "promread.h"
 #include "remote_write.h"
 #include "storage/lmgr.h"
@@ -637,12 +639,34 @@ flush_copy(HeadCopy *copy, List *attnames)
 }
 
 /*
+ * Is a head (locked) partitioned into windows and a default partition
+ * alone, the partitions a write touches plain tables?
+ */
+static bool
+only_windows(Relation head_rel, int nwindows, Oid default_partition,
+			 const Oid *partitions, int npartitions)
+{
+	int			i;
+
+	if (head_rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE ||
+		RelationGetPartitionDesc(head_rel, true)->nparts !=
+		nwindows + (OidIsValid(default_partition) ? 1 : 0))
+		return false;
+	for (i = 0; i < npartitions; i++)
+		if (get_rel_relkind(partitions[i]) != RELKIND_RELATION)
+			return false;
+	return true;
+}
+
+/*
  * Lock the partitions of m#head the group's rows go to (7. above): each
  * window's, or the default partition for a window without one, in
  * ascending order of OID, and check that writing them is trusted
  * (write_trust.c); then return the watermark, read with the latest
  * snapshot.  The others are not locked: a compaction of their windows
- * goes on.
+ * goes on.  A head with a partition of its own making (not one window, or
+ * itself partitioned: rows could reach it where no window partition was
+ * found) has every partition locked and checked, as a table of rows does.
  */
 static int64
 lock_windows(const PromWriteGroup *group, const PromMetricEntry *entry,
@@ -691,6 +715,12 @@ lock_windows(const PromWriteGroup *group, const PromMetricEntry *entry,
 		if (OidIsValid(partition))
 			partitions[npartitions++] = partition;
 	}
+	if (!only_windows(head_rel, nwindows, default_partition, partitions, npartitions))
+	{
+		PromCheckWriteTrusted(head_rel, trust);
+		return PromStorageCompactedBefore(entry->metric, RelationGetRelid(head_rel),
+										  GetLatestSnapshot());
+	}
 	qsort(partitions, npartitions, sizeof(Oid), oid_cmp);
 	for (i = 0, ntouched = 0; i < npartitions; i++)
 		if (i == 0 || partitions[i] != partitions[i - 1])
@@ -699,7 +729,8 @@ lock_windows(const PromWriteGroup *group, const PromMetricEntry *entry,
 			partitions[ntouched++] = partitions[i];
 		}
 	PromCheckWriteTrustedPartitions(head_rel, partitions, ntouched, trust);
-	return PromStorageCompactedBefore(entry->metric, GetLatestSnapshot());
+	return PromStorageCompactedBefore(entry->metric, RelationGetRelid(head_rel),
+										  GetLatestSnapshot());
 }
 
 /*

@@ -373,7 +373,7 @@ add_head_watermark(ChunkScan *cs, bool listed)
 {
 	ScanStatement *head = &cs->head;
 	int64		watermark =
-		PromStorageCompactedBefore(cs->storage.metric,
+		PromStorageCompactedBefore(cs->storage.metric, cs->storage.head,
 								   ActiveSnapshotSet() ? GetActiveSnapshot() :
 								   GetTransactionSnapshot());
 	int			first = head->nparams + 1;

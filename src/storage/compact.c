@@ -761,6 +761,14 @@ compact_metric(const PromStorageEntry *entry, int64 now_ms)
 	if (pg_mul_s64_overflow(PromFloorDiv(cutoff, PROM_CHUNK_WINDOW_MS), PROM_CHUNK_WINDOW_MS,
 							&bound))
 		return 0;
+
+	/*
+	 * The metric's lock, which moving the watermark takes, first: a writer
+	 * adding a label column holds it before it locks its windows'
+	 * partitions, so taking it after ours would deadlock
+	 */
+	if (bound > entry->compacted_before)
+		PromCatalogLockForWrite(entry->metric);
 	lock_windows(c, bound, &partitions, &npartitions, &default_partition);
 
 	due = PromHeadDueWindows(entry, bound, partitions, npartitions, default_partition,
@@ -923,6 +931,13 @@ prom_compact(PG_FUNCTION_ARGS)
 	 * and writers for as short a time as the transaction allows.
 	 */
 	foreach(lc, compacted)
-		(void) as_owner(lfirst(lc), now_ms, maintain_head);
+	{
+		PromStorageEntry *entry = lfirst(lc);
+
+		/* its view, whose owner makes and drops them, dropped meanwhile */
+		LockRelationOid(entry->relation, AccessShareLock);
+		if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->relation)))
+			(void) as_owner(entry, now_ms, maintain_head);
+	}
 	PG_RETURN_INT64(written);
 }

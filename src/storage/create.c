@@ -97,10 +97,11 @@ view_sql(const char *metric, const char *view, const char *series,
 			appendStringInfo(&sql, " FROM %s AS s JOIN %s AS h"
 							 " ON h.series_id OPERATOR(pg_catalog.=) s.series_id",
 							 series, branch == 1 ? head : late);
-		if (branch == 1)
-			appendStringInfo(&sql, " WHERE (h.t OPERATOR(pg_catalog.>=) (SELECT %s.prom_head_compacted_before(%s))"
+		if (branch == 1 && late != NULL)
+			appendStringInfo(&sql, " WHERE (h.t OPERATOR(pg_catalog.>=) (SELECT %s.prom_head_compacted_before(%s, %s::pg_catalog.regclass))"
 							 " OR h.tableoid OPERATOR(pg_catalog.=) %s::pg_catalog.regclass)",
-							 ext, quote_literal_cstr(metric), quote_literal_cstr(head_default));
+							 ext, quote_literal_cstr(metric), quote_literal_cstr(head),
+							 quote_literal_cstr(head_default));
 	}
 	return sql.data;
 }

@@ -46,7 +46,9 @@
  * visible, for the next: neither needs a lock.  A row inserted by hand
  * into a window partition below the watermark (not through remote write)
  * is not seen, and goes with the partition: late samples go to m#late.
- * Both sides lock partitions in ascending order of OID, so they do not
+ * Both sides lock partitions in ascending order of OID, after the metric's
+ * lock in the catalog when they take it (a writer adding a label column, a
+ * compaction moving the watermark), so they do not
  * deadlock on one metric; a writer of several metrics and a compaction of
  * several may (different orders of metrics), and the deadlock detector
  * then cancels one of them.
@@ -78,10 +80,12 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "storage/storage.h"
 
@@ -340,10 +344,44 @@ PromHeadMaintain(const PromStorageEntry *entry, int64 cutoff, int64 now_ms)
 		if ((windows[i].window + 1) * PROM_CHUNK_WINDOW_MS > entry->compacted_before)
 			continue;
 		CHECK_FOR_INTERRUPTS();
+		/* a partition in use (read by hand, vacuumed) is left for later */
+		if (!ConditionalLockRelationOid(windows[i].partition, AccessExclusiveLock))
+			continue;
 		PromRunDDL(psprintf("DROP TABLE %s", PromQuotedRelationName(windows[i].partition)));
 	}
 	if (missing)
 		make_partitions(entry, from, to);
+}
+
+/*
+ * Drop a metric's head partitions wholly below its watermark now, whatever
+ * snapshot may still read them, before its entry (and so the watermark its
+ * view reads) goes: the metric unregistered, or registered anew.  The
+ * view, with no watermark left, would show their rows beside the chunks
+ * that hold them.  Done when the caller owns the head (the metric's owner,
+ * or a superuser), under ACCESS EXCLUSIVE on it.  Runs inside SPI.
+ */
+void
+PromHeadDropCompacted(const PromStorageEntry *entry)
+{
+	PromHeadWindow *windows;
+	int			nwindows;
+	Oid			default_partition;
+	bool		partitioned;
+	int			i;
+
+	if (entry->compacted_before == PG_INT64_MIN ||
+		!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->head)) ||
+		!pg_class_ownercheck(entry->head, GetUserId()))
+		return;
+	LockRelationOid(entry->head, AccessExclusiveLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(entry->head)))
+		return;					/* dropped meanwhile */
+	head_windows(entry->head, &windows, &nwindows, &default_partition, &partitioned);
+	for (i = 0; i < nwindows; i++)
+		if ((windows[i].window + 1) * PROM_CHUNK_WINDOW_MS <= entry->compacted_before)
+			PromRunDDL(psprintf("DROP TABLE %s",
+								PromQuotedRelationName(windows[i].partition)));
 }
 
 /* Order due windows by window. */

@@ -76,13 +76,14 @@ extern PromSample *PromStorageDecodeChunk(int encoding, const bytea *chunk,
 
 /* in storage_catalog.c */
 extern PromStorageEntry *PromStorageLookup(const char *metric);
+extern PromStorageEntry *PromStorageStoredEntry(const char *metric);
 extern void PromStorageCatalogStore(const PromStorageEntry *entry);
 extern List *PromStorageEntries(void);
 extern bool PromStorageCatalogSetRetention(const char *metric,
 										   const Interval *retention);
 extern bool PromStorageCatalogSetCompactedBefore(const char *metric,
 												 int64 compacted_before);
-extern int64 PromStorageCompactedBefore(const char *metric, Snapshot snapshot);
+extern int64 PromStorageCompactedBefore(const char *metric, Oid head, Snapshot snapshot);
 
 /* in create.c */
 extern PromMetricEntry *PromStorageCreateMetric(const char *metric, Oid nspid,
@@ -106,6 +107,7 @@ extern void PromHeadCreatePartition(const char *metric, Oid head, int64 window,
 									bool is_default);
 extern void PromHeadMakePartitions(const PromStorageEntry *entry, int64 now_ms,
 								   int64 earliest_ms);
+extern void PromHeadDropCompacted(const PromStorageEntry *entry);
 extern void PromHeadMaintain(const PromStorageEntry *entry, int64 cutoff,
 							 int64 now_ms);
 extern PromHeadDueWindow *PromHeadDueWindows(const PromStorageEntry *entry,

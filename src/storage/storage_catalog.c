@@ -92,11 +92,11 @@ decode_storage_entry(Relation rel, HeapTuple tuple)
 }
 
 /*
- * The storage entry of a metric, as committed now, or NULL: the metric is
- * not in chunk storage, or its entry does not count (see the header).
+ * The storage entry of a metric as stored, committed now, whether it counts
+ * or not (see the header), or NULL: none.
  */
 PromStorageEntry *
-PromStorageLookup(const char *metric)
+PromStorageStoredEntry(const char *metric)
 {
 	Oid			indexid;
 	Relation	rel = open_storage_catalog(AccessShareLock, &indexid);
@@ -105,7 +105,6 @@ PromStorageLookup(const char *metric)
 	Snapshot	snapshot;
 	HeapTuple	tuple;
 	PromStorageEntry *entry = NULL;
-	PromMetricEntry *registered;
 
 	if (rel == NULL)
 		return NULL;
@@ -119,6 +118,18 @@ PromStorageLookup(const char *metric)
 	systable_endscan(scan);
 	UnregisterSnapshot(snapshot);
 	table_close(rel, AccessShareLock);
+	return entry;
+}
+
+/*
+ * The storage entry of a metric, as committed now, or NULL: the metric is
+ * not in chunk storage, or its entry does not count (see the header).
+ */
+PromStorageEntry *
+PromStorageLookup(const char *metric)
+{
+	PromStorageEntry *entry = PromStorageStoredEntry(metric);
+	PromMetricEntry *registered;
 
 	if (entry == NULL)
 		return NULL;
@@ -232,11 +243,11 @@ PromStorageCatalogSetCompactedBefore(const char *metric, int64 compacted_before)
 }
 
 /*
- * A metric's watermark (PG_INT64_MIN: nothing compacted, or no entry) as a
- * snapshot sees its entry.
+ * A metric's watermark (PG_INT64_MIN: nothing compacted, no entry, or one
+ * whose head is not the one given) as a snapshot sees its entry.
  */
 int64
-PromStorageCompactedBefore(const char *metric, Snapshot snapshot)
+PromStorageCompactedBefore(const char *metric, Oid head, Snapshot snapshot)
 {
 	Oid			indexid;
 	Relation	rel = open_storage_catalog(AccessShareLock, &indexid);
@@ -252,22 +263,29 @@ PromStorageCompactedBefore(const char *metric, Snapshot snapshot)
 	scan = systable_beginscan(rel, indexid, true, snapshot, 1, &key);
 	tuple = systable_getnext(scan);
 	if (HeapTupleIsValid(tuple))
-		compacted_before = decode_storage_entry(rel, tuple)->compacted_before;
+	{
+		PromStorageEntry *entry = decode_storage_entry(rel, tuple);
+
+		if (entry->head == head)
+			compacted_before = entry->compacted_before;
+	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	return compacted_before;
 }
 
 /*
- * prom_head_compacted_before(metric text) RETURNS bigint: a metric's
- * watermark as the caller's snapshot sees it (the least bigint when
- * nothing is compacted), which the metric's view reads its head from.
+ * prom_head_compacted_before(metric text, head regclass) RETURNS bigint: a
+ * metric's watermark as the caller's snapshot sees it, when head is its
+ * head (the least bigint when nothing is compacted, or it is not: a view
+ * left behind by a metric unregistered never takes another's), which the
+ * metric's view reads its head from.
  */
 Datum
 prom_head_compacted_before(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_INT64(PromStorageCompactedBefore(text_to_cstring(PG_GETARG_TEXT_PP(0)),
-											   GetActiveSnapshot()));
+											   PG_GETARG_OID(1), GetActiveSnapshot()));
 }
 
 /*

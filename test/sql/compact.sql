@@ -158,7 +158,7 @@ SET LOCAL promread.compact_after = 0;
 SELECT prom_compact('om');
 -- the head rows from the watermark on: the compacted window's stay in its
 -- partition until no snapshot needs them
-SELECT count(*) AS head_rows FROM "om#head" WHERE t >= prom_head_compacted_before('om');
+SELECT count(*) AS head_rows FROM "om#head" WHERE t >= prom_head_compacted_before('om', '"om#head"');
 SELECT count(*) AS samples FROM om;
 COMMIT;
 RESET promread.compact_after;

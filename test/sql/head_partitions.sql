@@ -63,7 +63,7 @@ SET promread.compact_after = 0;
 BEGIN;
 SELECT prom_compact('hp') AS chunks;
 SELECT compacted_before = :w0 AS watermark_at_now FROM prom_metric_storage WHERE metric = 'hp';
-SELECT prom_head_compacted_before('hp') = :w0 AS as_seen;
+SELECT prom_head_compacted_before('hp', '"hp#head"') = :w0 AS as_seen;
 SELECT count(*) AS rows_kept_in_partition FROM "hp#head" WHERE t < :w0;
 -- each sample once: the chunks', and the head's from the watermark on
 SELECT count(*) AS samples, count(DISTINCT (job, ts)) AS distinct_samples, sum(value) FROM hp;
@@ -175,6 +175,52 @@ DROP VIEW hb, hc;
 DROP TABLE "hb#series", "hb#chunks", "hb#head", "hb#late", "hc#series", "hc#chunks", "hc#head",
 	"hc#late";
 DROP FUNCTION hb_write, hb_partitions;
+
+-- 9. unregistering a chunk metric drops its head's partitions below the
+-- watermark, which its view, left without one, would show beside their
+-- chunks; each sample is then seen once
+SELECT prom_create_metric('hu', '{job}') IS NOT NULL AS created;
+INSERT INTO "hu#series" (labels_hash, job) VALUES (1, 'a');
+INSERT INTO "hu#head" SELECT 1, :w0 - 7200000 + i * 60000, i FROM generate_series(0, 9) i;
+SET promread.compact_after = 0;
+SELECT prom_compact('hu') AS chunks;
+RESET promread.compact_after;
+SELECT count(*) AS samples, count(DISTINCT ts) AS distinct_samples FROM hu;
+SELECT prom_unregister('hu');
+SELECT count(*) AS samples, count(DISTINCT ts) AS distinct_samples FROM hu;
+SELECT count(*) AS compacted_partitions FROM pg_class
+WHERE relname = 'hu#head_' || to_char(to_timestamp((:w0 - 7200000) / 1000) AT TIME ZONE 'UTC', 'YYYYMMDDHH24');
+DROP VIEW hu;
+DROP TABLE "hu#series", "hu#chunks", "hu#head", "hu#late";
+
+-- 10. a partition of the head's owner's making (two windows) with a
+-- trigger: remote write would run the owner's code there, and refuses
+-- (42501) as for a table of rows, rather than check the default partition
+-- its window has none of its own to route to
+CREATE ROLE regress_hp_owner;
+CREATE ROLE regress_hp_writer SUPERUSER;
+GRANT CREATE ON SCHEMA public TO regress_hp_owner;
+SET ROLE regress_hp_owner;
+SELECT prom_create_metric('hx', '{job}') IS NOT NULL AS created;
+CREATE FUNCTION hx_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	RAISE EXCEPTION 'the owner''s code ran as %', current_user;
+END $$;
+DO $$ BEGIN
+	EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%s) TO (%s)', 'hx#head_x',
+		'hx#head', (floor(extract(epoch FROM now()) * 1000 / 7200000)::bigint + 10) * 7200000,
+		(floor(extract(epoch FROM now()) * 1000 / 7200000)::bigint + 12) * 7200000);
+END $$;
+CREATE TRIGGER hx_t BEFORE INSERT ON "hx#head_x" FOR EACH ROW EXECUTE FUNCTION hx_trigger();
+SET ROLE regress_hp_writer;
+SELECT prom_remote_write(prom_write_request(jsonb_build_array(jsonb_build_object(
+	'labels', jsonb_build_object('__name__', 'hx', 'job', 'a'),
+	'samples', jsonb_build_array(jsonb_build_array(:w0 + 10 * 7200000 + 1000, 1))))));
+RESET ROLE;
+SELECT count(*) AS written FROM hx;
+DROP OWNED BY regress_hp_owner CASCADE;
+DROP ROLE regress_hp_owner, regress_hp_writer;
+SELECT count(*) AS hx_left FROM prom_metrics WHERE metric = 'hx';
 
 SELECT prom_unregister('hp');
 DROP VIEW hp;
