@@ -35,14 +35,13 @@
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
-#include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "tcop/utility.h"
 #include "promread.h"
-#include "storage/storage.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -467,19 +466,19 @@ forget_metric_row(const char *table, const char *index, const char *metric)
 	CommandCounterIncrement();
 }
 
+/*
+ * Run for a metric before its entry in chunk storage's catalog is forgotten
+ * (storage/head.c's, set by PromStorageInit): storage/ calls this file, so
+ * this file calls it only through the hook.
+ */
+PromForgetStorageFunction PromForgetStorageHook = NULL;
+
 /* Forget a metric's exemplar table and chunk-storage tables (see above). */
 static void
 forget_metric_tables(const char *metric)
 {
-	PromStorageEntry *storage = PromStorageStoredEntry(metric);
-
-	if (storage != NULL)
-	{
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		PromHeadDropCompacted(storage);
-		SPI_finish();
-	}
+	if (PromForgetStorageHook != NULL)
+		PromForgetStorageHook(metric);
 	forget_metric_row(EXEMPLAR_TABLE, EXEMPLAR_INDEX, metric);
 	forget_metric_row(STORAGE_TABLE, STORAGE_INDEX, metric);
 }

@@ -14,6 +14,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "scan/scan.h"
+#include "storage/storage.h"
 #include "utils/varlena.h"
 
 PG_MODULE_MAGIC;
@@ -194,4 +195,5 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("promread");
 	PromScanInit();
+	PromStorageInit();
 }

@@ -5,7 +5,7 @@
  *	  the metric catalog, time conversions.
  *
  * A query (a PromQL selector or one query of a remote-read request) is a
- * time range and a list of label matchers (matcher.c, selector.c).  The
+ * time range and a list of label matchers (matcher.c, protocol/selector.c).  The
  * __name__ matchers pick entries of the metric catalog (catalog.c); each
  * picked relation is read through the executor with the other matchers as
  * SQL predicates (scan.c, query.c).  Every row goes into a series set,
@@ -71,7 +71,7 @@ typedef enum PromWriteStorage
 	PROM_WRITE_STORAGE_ROWS		/* a table of one row per sample */
 } PromWriteStorage;
 
-/*---- Matchers (matcher.c, selector.c) ----*/
+/*---- Matchers (matcher.c, protocol/selector.c) ----*/
 
 /* Matcher types; the numbers are those of Prometheus's LabelMatcher.Type. */
 typedef enum PromMatchType
@@ -115,7 +115,7 @@ extern bool PromIsValidLabelName(const char *name, int len);
 extern bool PromIsValidMetricName(const char *name, int len);
 extern bool PromIsValidUtf8(const char *s, int len);
 
-/* in selector.c */
+/* in protocol/selector.c */
 extern void PromParseSelector(const char *selector, PromQuery *query);
 
 /*---- Metric catalog (catalog.c) ----*/
@@ -136,6 +136,9 @@ typedef struct PromMetricEntry
 } PromMetricEntry;
 
 extern List *PromCatalogLookup(const PromQuery *query, bool *named);
+/* Run before a metric's chunk-storage entry is forgotten (catalog.c). */
+typedef void (*PromForgetStorageFunction) (const char *metric);
+extern PromForgetStorageFunction PromForgetStorageHook;
 extern PromMetricEntry *PromCatalogFind(const char *metric);
 extern char *PromQuotedRelationName(Oid relid);
 extern Oid	PromExtensionNamespace(void);

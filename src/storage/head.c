@@ -361,8 +361,8 @@ PromHeadMaintain(const PromStorageEntry *entry, int64 cutoff, int64 now_ms)
  * that hold them.  Done when the caller owns the head (the metric's owner,
  * or a superuser), under ACCESS EXCLUSIVE on it.  Runs inside SPI.
  */
-void
-PromHeadDropCompacted(const PromStorageEntry *entry)
+static void
+drop_compacted(const PromStorageEntry *entry)
 {
 	PromHeadWindow *windows;
 	int			nwindows;
@@ -382,6 +382,27 @@ PromHeadDropCompacted(const PromStorageEntry *entry)
 		if ((windows[i].window + 1) * PROM_CHUNK_WINDOW_MS <= entry->compacted_before)
 			PromRunDDL(psprintf("DROP TABLE %s",
 								PromQuotedRelationName(windows[i].partition)));
+}
+
+/* The catalog's PromForgetStorageHook: drop_compacted for a metric. */
+static void
+forget_metric(const char *metric)
+{
+	PromStorageEntry *entry = PromStorageStoredEntry(metric);
+
+	if (entry == NULL)
+		return;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	drop_compacted(entry);
+	SPI_finish();
+}
+
+/* Hook chunk storage into the catalog (_PG_init). */
+void
+PromStorageInit(void)
+{
+	PromForgetStorageHook = forget_metric;
 }
 
 /* Order due windows by window. */

@@ -107,7 +107,7 @@ extern void PromHeadCreatePartition(const char *metric, Oid head, int64 window,
 									bool is_default);
 extern void PromHeadMakePartitions(const PromStorageEntry *entry, int64 now_ms,
 								   int64 earliest_ms);
-extern void PromHeadDropCompacted(const PromStorageEntry *entry);
+extern void PromStorageInit(void);
 extern void PromHeadMaintain(const PromStorageEntry *entry, int64 cutoff,
 							 int64 now_ms);
 extern PromHeadDueWindow *PromHeadDueWindows(const PromStorageEntry *entry,

@@ -1,6 +1,6 @@
 /*
  * fuzz_selector.c
- *	  libFuzzer target: PromQL series selectors (src/selector.c's
+ *	  libFuzzer target: PromQL series selectors (src/protocol/selector.c's
  *	  PromParseSelector, the parser prom_series and prom_read_request use),
  *	  with matcher construction (src/matcher.c) and the translation of regex
  *	  matchers from RE2 to PostgreSQL AREs (src/regex/prom_regex.c).
