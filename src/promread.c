@@ -34,6 +34,7 @@ int			promread_write_unknown_labels = PROM_WRITE_ERROR;
 char	   *promread_write_trusted_owners = NULL;
 int			promread_write_max_label_columns = 400;
 int			promread_write_storage = PROM_WRITE_STORAGE_CHUNKS;
+int			promread_head_index = PROM_HEAD_INDEX_SERIES;
 int			promread_max_histogram_buckets = 10000;
 int			promread_compact_after = 3600 * 1000;
 int			promread_write_series_cache = 65536;
@@ -50,6 +51,13 @@ static const struct config_enum_entry write_refusal_options[] = {
 static const struct config_enum_entry write_storage_options[] = {
 	{"chunks", PROM_WRITE_STORAGE_CHUNKS, false},
 	{"rows", PROM_WRITE_STORAGE_ROWS, false},
+	{NULL, 0, false}
+};
+
+/* Values of promread.head_index. */
+static const struct config_enum_entry head_index_options[] = {
+	{"series", PROM_HEAD_INDEX_SERIES, false},
+	{"time", PROM_HEAD_INDEX_TIME, false},
 	{NULL, 0, false}
 };
 
@@ -163,6 +171,13 @@ _PG_init(void)
 							 "chunks: Prometheus chunks, a series table and a head of recent samples behind a view (docs/chunk-storage.md); rows: a table of one row per sample.  Metrics that exist keep their storage.",
 							 &promread_write_storage,
 							 PROM_WRITE_STORAGE_CHUNKS, write_storage_options,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomEnumVariable("promread.head_index",
+							 "How the head of a metric in chunk storage created from now on is indexed.",
+							 "series: a B-tree on (series_id, t), a read of a few series over recent samples reads their rows alone; time: BRIN on t, an append takes no B-tree insertion and a read of recent samples reads every series' rows of its range.  Metrics that exist keep their index (docs/chunk-storage.md says how to change it).",
+							 &promread_head_index,
+							 PROM_HEAD_INDEX_SERIES, head_index_options,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 	DefineCustomStringVariable("promread.write_trusted_owners",

@@ -52,6 +52,7 @@ extern int	promread_write_unknown_labels;
 extern char *promread_write_trusted_owners;
 extern int	promread_write_max_label_columns;
 extern int	promread_write_storage;
+extern int	promread_head_index;
 extern int	promread_max_histogram_buckets;
 extern int	promread_compact_after;
 extern int	promread_write_series_cache;
@@ -70,6 +71,13 @@ typedef enum PromWriteStorage
 	PROM_WRITE_STORAGE_CHUNKS,	/* chunk storage: docs/chunk-storage.md */
 	PROM_WRITE_STORAGE_ROWS		/* a table of one row per sample */
 } PromWriteStorage;
+
+/* How a new chunk metric's head is indexed (promread.head_index). */
+typedef enum PromHeadIndex
+{
+	PROM_HEAD_INDEX_SERIES,		/* B-tree on (series_id, t) */
+	PROM_HEAD_INDEX_TIME		/* BRIN on t */
+} PromHeadIndex;
 
 /*---- Matchers (matcher.c, protocol/selector.c) ----*/
 

@@ -188,8 +188,16 @@ create_relations(const char *metric, Oid nspid, bool histograms,
 						 histograms ? format_type_be_qualified(PromHistogramTypeOid()) :
 						 "pg_catalog.float8", i == 3 ? " PARTITION BY RANGE (t)" : "");
 		PromRunDDL(sql.data);
+		/*
+		 * m#late by series; the head as promread.head_index says (its
+		 * partitions inherit the index): by series for reads of a few
+		 * series, or by BRIN on t, which remote write's appends in time
+		 * order keep tight, for writes without a B-tree insertion a sample
+		 */
 		resetStringInfo(&sql);
-		appendStringInfo(&sql, "CREATE INDEX ON %s (series_id, t)", quoted[i]);
+		appendStringInfo(&sql, i == 3 && promread_head_index == PROM_HEAD_INDEX_TIME ?
+						 "CREATE INDEX ON %s USING brin (t)" :
+						 "CREATE INDEX ON %s (series_id, t)", quoted[i]);
 		PromRunDDL(sql.data);
 	}
 	entry.head = get_relname_relid(names[3], nspid);

@@ -222,6 +222,52 @@ DROP OWNED BY regress_hp_owner CASCADE;
 DROP ROLE regress_hp_owner, regress_hp_writer;
 SELECT count(*) AS hx_left FROM prom_metrics WHERE metric = 'hx';
 
+-- 11. promread.head_index = time: a metric created then has BRIN on t in
+-- its head and each partition, m#late keeps its B-tree; a read of one
+-- series reads the head's rows of its range, every series' (the price of
+-- writes without a B-tree insertion); compaction and reads are as with
+-- the B-tree.  A metric that exists changes its index with plain SQL
+-- (docs/chunk-storage.md), and partitions made later follow.
+SET promread.head_index = time;
+SELECT prom_create_metric('hb', '{job}') IS NOT NULL AS created;
+RESET promread.head_index;
+SELECT c.relname, regexp_replace(pg_get_indexdef(x.indexrelid), '.* USING ', '') AS index
+FROM pg_index x JOIN pg_class c ON c.oid = x.indrelid
+WHERE c.relname IN ('hb#head', 'hb#head_default', 'hb#late') ORDER BY 1;
+SELECT bool_and(pg_get_indexdef(x.indexrelid) LIKE '%USING brin (t)') AS windows_brin, count(*) AS windows
+FROM pg_inherits i JOIN pg_index x ON x.indrelid = i.inhrelid
+WHERE i.inhparent = '"hb#head"'::regclass AND i.inhrelid <> '"hb#head_default"'::regclass;
+INSERT INTO "hb#series" (labels_hash, job) SELECT i, 'j' || i FROM generate_series(1, 2000) i;
+INSERT INTO "hb#head" SELECT s, :w0 - 7200000 + i * 15000, i
+FROM generate_series(0, 9) i, generate_series(1, 2000) s;
+INSERT INTO "hb#head" SELECT s, :w0 + i * 15000, 10 + i
+FROM generate_series(0, 9) i, generate_series(1, 2000) s;
+ANALYZE "hb#series", "hb#head";
+SELECT head_pages('hb{job="j7"}') > 100 AS one_series_reads_range;
+SELECT labels ->> 'job' AS job, ts[1] = to_timestamp((:w0 - 7200000) / 1000) AS from_first, value
+FROM prom_series('hb{job="j7"}', to_timestamp((:w0 - 7200000) / 1000), now() + interval '2 hours');
+SET promread.compact_after = 0;
+SELECT prom_compact('hb') > 0 AS compacted;
+SELECT labels ->> 'job' AS job, value
+FROM prom_series('hb{job="j7"}', to_timestamp((:w0 - 7200000) / 1000), now() + interval '2 hours');
+SELECT count(*) AS samples, count(DISTINCT (job, ts)) AS distinct_samples, sum(value) FROM hb;
+-- back to the B-tree by SQL; a partition made later has it
+DROP INDEX "hb#head_t_idx";
+CREATE INDEX ON "hb#head" (series_id, t);
+SELECT prom_remote_write(prom_write_request(jsonb_build_array(jsonb_build_object(
+	'labels', jsonb_build_object('__name__', 'hb', 'job', 'j7'),
+	'samples', jsonb_build_array(jsonb_build_array(:w0 + 5 * 7200000 + 1000, 99)))))) IS NOT NULL AS written;
+ANALYZE "hb#head";
+SELECT bool_and(pg_get_indexdef(x.indexrelid) LIKE '%USING btree (series_id, t)') AS windows_btree
+FROM pg_inherits i JOIN pg_index x ON x.indrelid = i.inhrelid
+WHERE i.inhparent = '"hb#head"'::regclass;
+SELECT head_pages('hb{job="j7"}') < 50 AS one_series_few_pages;
+SELECT count(*) AS samples, sum(value) FROM hb;
+SELECT prom_unregister('hb');
+DROP VIEW hb;
+DROP TABLE "hb#series", "hb#chunks", "hb#head", "hb#late";
+RESET promread.compact_after;
+
 SELECT prom_unregister('hp');
 DROP VIEW hp;
 DROP TABLE "hp#series", "hp#chunks", "hp#head", "hp#late";
