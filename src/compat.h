@@ -71,6 +71,15 @@ extern void *PromReallocNoOOM(void *pointer, Size old_size, Size size);
 #define PromSetCheckAsUser(query, rte, role) ((rte)->checkAsUser = (role))
 #endif
 
+/* A row's index entries (no speculative insertion, no arbiter index). */
+#if PG_VERSION_NUM >= 160000
+#define PromInsertIndexTuples(rri, slot, estate) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL, false)
+#else
+#define PromInsertIndexTuples(rri, slot, estate) \
+	ExecInsertIndexTuples((rri), (slot), (estate), false, false, NULL, NIL)
+#endif
+
 #if PG_VERSION_NUM >= 160000
 #define PROM_JSON_CALLBACK	JsonParseErrorType
 #define PROM_JSON_DONE		return JSON_SUCCESS

@@ -214,10 +214,12 @@ extern int64 PromWriteCheckValueKind(const PromWriteGroup *group, const char *me
 									 const char *value_column, bool histograms);
 extern int64 PromWriteSeriesTime(const PromWriteSeries *series, int s,
 								 bool histograms);
+extern double PromWriteSeriesValue(const PromWriteSeries *series, int s);
 extern void PromCopyValuesInit(PromCopyValues *values, bool histograms);
 extern void PromCopyAppendValue(StringInfo out, PromCopyValues *values,
 								const PromWriteSeries *series, int s);
 extern void PromWriteCopy(Relation rel, List *attnames, const StringInfoData *stream);
+extern void PromCheckInsertPrivileges(Relation rel, List *attnames);
 
 /* in remote_write.c */
 extern PromMetricEntry *PromWriteGroupEntry(const PromWriteGroup *group);

@@ -140,6 +140,13 @@ PromWriteSeriesTime(const PromWriteSeries *series, int s, bool histograms)
 		series->samples[s - nhistograms]->timestamp;
 }
 
+/* The value of float sample s of a series, its bits as sent. */
+double
+PromWriteSeriesValue(const PromWriteSeries *series, int s)
+{
+	return series->samples[s]->value;
+}
+
 /* Is a float sample Prometheus's staleness marker (by its bits)? */
 static inline bool
 is_stale_marker(double value)
@@ -587,21 +594,16 @@ copy_rows(const PromWriteGroup *group, const PromMetricEntry *entry, Oid time_ty
 }
 
 /*
- * Write a stream in COPY's binary format (PromCopyAppendHeader, rows,
- * PromCopyAppendTrailer) of the columns attnames into a table, locked, as
- * the COPY command would: INSERT privilege on its columns checked first,
- * then rows inserted in batches, with triggers, constraints, indexes and
- * partition routing.
+ * A parse state whose one range table entry is the relation, the caller's
+ * INSERT privilege on its columns checked as COPY and INSERT check it
+ * (42501 otherwise).
  */
-void
-PromWriteCopy(Relation rel, List *attnames, const StringInfoData *stream)
+static ParseState *
+make_insert_state(Relation rel, List *attnames)
 {
 	ParseState *pstate = make_parsestate(NULL);
 	ParseNamespaceItem *nsitem;
 	ListCell   *lc;
-	CopySource	source;
-	CopySource *outer;
-	CopyFromState cstate;
 
 	nsitem = addRangeTableEntryForRelation(pstate, rel, RowExclusiveLock, NULL,
 										   false, false);
@@ -612,6 +614,24 @@ PromWriteCopy(Relation rel, List *attnames, const StringInfoData *stream)
 						   get_attnum(RelationGetRelid(rel), strVal(lfirst(lc))) -
 						   FirstLowInvalidHeapAttributeNumber);
 	PromCheckPermissions(pstate);
+	return pstate;
+}
+
+/*
+ * Write a stream in COPY's binary format (PromCopyAppendHeader, rows,
+ * PromCopyAppendTrailer) of the columns attnames into a table, locked, as
+ * the COPY command would: INSERT privilege on its columns checked first,
+ * then rows inserted in batches, with triggers, constraints, indexes and
+ * partition routing.
+ */
+void
+PromWriteCopy(Relation rel, List *attnames, const StringInfoData *stream)
+{
+	ParseState *pstate = make_insert_state(rel, attnames);
+	CopySource	source;
+	CopySource *outer;
+	CopyFromState cstate;
+
 
 	source.stream = stream;
 	source.read = 0;
@@ -631,6 +651,16 @@ PromWriteCopy(Relation rel, List *attnames, const StringInfoData *stream)
 	PG_END_TRY();
 	free_parsestate(pstate);
 	CommandCounterIncrement();
+}
+
+/*
+ * Check the caller's INSERT privilege on a relation's columns (42501
+ * otherwise).
+ */
+void
+PromCheckInsertPrivileges(Relation rel, List *attnames)
+{
+	free_parsestate(make_insert_state(rel, attnames));
 }
 
 /* Write the group with COPY FROM (PromWriteCopy). */

@@ -268,6 +268,76 @@ DROP VIEW hb;
 DROP TABLE "hb#series", "hb#chunks", "hb#head", "hb#late";
 RESET promread.compact_after;
 
+-- 12. rows are appended straight to a window's partition only where COPY
+-- would run nothing else (src/write_chunks.c, 6.): a row trigger, a
+-- statement trigger on the head, a check constraint, a column with a
+-- default each send the rows by COPY, which runs them; an immediate unique
+-- index is checked either way; the INSERT privilege on m#head, and on
+-- m#late for a late sample, is checked.
+SELECT prom_create_metric('hd', '{job}') IS NOT NULL AS created;
+-- a remote write of one sample: 'written', or the HTTP status it is refused with
+CREATE FUNCTION hd_write(job text, ms bigint, v float8) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM set_config('response.status', '', true);
+	PERFORM prom_remote_write(prom_write_request(jsonb_build_array(jsonb_build_object(
+		'labels', jsonb_build_object('__name__', 'hd', 'job', job),
+		'samples', jsonb_build_array(jsonb_build_array(ms, v))))));
+	RETURN coalesce(nullif(current_setting('response.status', true), ''), 'written');
+END $$;
+SET client_min_messages = error;
+CREATE TABLE hd_fired (what text);
+CREATE FUNCTION hd_fire() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO hd_fired VALUES (TG_LEVEL);
+	RETURN NEW;
+END $$;
+CREATE TRIGGER hd_row BEFORE INSERT ON "hd#head" FOR EACH ROW EXECUTE FUNCTION hd_fire();
+SELECT hd_write('a', :w0 + 1000, 1);
+DROP TRIGGER hd_row ON "hd#head";
+CREATE TRIGGER hd_statement AFTER INSERT ON "hd#head" FOR EACH STATEMENT EXECUTE FUNCTION hd_fire();
+SELECT hd_write('a', :w0 + 2000, 2);
+DROP TRIGGER hd_statement ON "hd#head";
+SELECT what, count(*) FROM hd_fired GROUP BY what ORDER BY what;
+ALTER TABLE "hd#head" ADD CONSTRAINT small CHECK (value < 1000);
+SELECT hd_write('a', :w0 + 3000, 5000);
+ALTER TABLE "hd#head" DROP CONSTRAINT small;
+ALTER TABLE "hd#head" ADD COLUMN note text DEFAULT 'by COPY';
+SELECT hd_write('a', :w0 + 4000, 4);
+SELECT t - :w0 AS t, value, note FROM "hd#head" ORDER BY t;
+ALTER TABLE "hd#head" DROP COLUMN note;
+-- the dropped column stays in the partitions' descriptors: by COPY too
+SELECT hd_write('a', :w0 + 5000, 5), hd_write('a', :w0 + 7200000 + 5000, 6);
+CREATE UNIQUE INDEX ON "hd#head" (series_id, t);
+SELECT hd_write('a', :w0 + 5000, 50), hd_write('a', :w0 + 7200000 + 5000, 60),
+	hd_write('a', :w0 + 7200000 + 6000, 7);
+SELECT (extract(epoch FROM ts) * 1000)::bigint - :w0 AS t, value FROM hd ORDER BY ts;
+-- privileges: INSERT on m#head for a sample of now, on m#late for a late one
+INSERT INTO "hd#head" VALUES (1, :w0 - 7200000, 0);
+SET promread.compact_after = 0;
+SELECT prom_compact('hd') AS chunks;
+CREATE ROLE regress_hd_writer;
+GRANT SELECT, INSERT ON "hd#series" TO regress_hd_writer;
+GRANT INSERT ON "hd#head" TO regress_hd_writer;
+GRANT EXECUTE ON FUNCTION hd_write TO regress_hd_writer;
+SET ROLE regress_hd_writer;
+SELECT hd_write('a', :w0 + 8000, 8) AS now_sample, hd_write('a', :w0 - 7200000 + 8000, 9) AS late_sample;
+RESET ROLE;
+REVOKE INSERT ON "hd#head" FROM regress_hd_writer;
+GRANT INSERT ON "hd#late" TO regress_hd_writer;
+SET ROLE regress_hd_writer;
+SELECT hd_write('a', :w0 + 9000, 10) AS now_sample, hd_write('a', :w0 - 7200000 + 9000, 11) AS late_sample;
+RESET ROLE;
+SELECT (extract(epoch FROM ts) * 1000)::bigint - :w0 AS t, value FROM hd WHERE value >= 8 ORDER BY ts;
+REVOKE ALL ON "hd#series", "hd#late" FROM regress_hd_writer;
+REVOKE ALL ON FUNCTION hd_write FROM regress_hd_writer;
+DROP ROLE regress_hd_writer;
+RESET promread.compact_after;
+SELECT prom_unregister('hd');
+DROP VIEW hd;
+DROP TABLE "hd#series", "hd#chunks", "hd#head", "hd#late", hd_fired;
+DROP FUNCTION hd_write, hd_fire;
+SET client_min_messages = warning;
+
 SELECT prom_unregister('hp');
 DROP VIEW hp;
 DROP TABLE "hp#series", "hp#chunks", "hp#head", "hp#late";

@@ -737,6 +737,14 @@ DROP TABLE rc_pass_src, "rc_pass#series", "rc_pass#chunks", "rc_pass#head",
 DROP FUNCTION rc_answer_chunks, rc_stored_chunks, rc_same_in_range;
 DELETE FROM prom_storage_catalog WHERE metric IN ('rc_pass', 'rc_hpass');
 
+-- remote write into a metric whose head is a plain table made by hand
+-- (no m#late): the sample is appended to it, bits and all
+SELECT prom_remote_write(prom_write_request(jsonb_build_array(jsonb_build_object(
+	'labels', jsonb_build_object('__name__', 'rc_chunks', 'job', 'hand', 'instance', 'h:1'),
+	'samples', jsonb_build_array(jsonb_build_array(1704153600000, -0.5)))))) IS NOT NULL AS written;
+SELECT h.t, encode(float8send(h.value), 'hex') AS bits, s.job, s.instance
+FROM "rc_chunks#head" h JOIN "rc_chunks#series" s USING (series_id) WHERE s.job = 'hand';
+
 SELECT prom_unregister('rc_made'), prom_unregister('rc_comp');
 DROP VIEW rc_made, rc_comp;
 DROP TABLE "rc_made#series", "rc_made#chunks", "rc_made#head", "rc_made#late",
