@@ -114,7 +114,7 @@
 #define HEAD_COPY_ROWS			64
 
 /* The most rows of one table_multi_insert (see the header). */
-#define HEAD_APPEND_ROWS		1000
+#define HEAD_APPEND_ROWS		100
 
 /* A distinct series of the request, its stored labels and its row. */
 typedef struct ChunkSeries
