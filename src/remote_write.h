@@ -221,6 +221,31 @@ extern void PromCopyAppendValue(StringInfo out, PromCopyValues *values,
 extern void PromWriteCopy(Relation rel, List *attnames, const StringInfoData *stream);
 extern void PromCheckInsertPrivileges(Relation rel, List *attnames);
 
+/*---- Chunk storage's tables (write_chunks.c, write_head.c) ----*/
+
+/* The columns of m#series and m#head besides the labels. */
+#define SERIES_ID_COLUMN		"series_id"
+#define SERIES_HASH_COLUMN		"labels_hash"
+#define HEAD_TIME_COLUMN		"t"
+#define HEAD_VALUE_COLUMN		"value"
+
+/* A head's window partitions, for routing rows to them (write_head.c). */
+typedef struct PromHeadRouting
+{
+	bool		routed;			/* the partitions are windows and the default */
+	struct PromHeadWindow *windows; /* PromHeadWindows */
+	int			nwindows;
+	Oid			default_partition;
+} PromHeadRouting;
+
+extern int64 PromWriteLockWindows(const PromWriteGroup *group, const PromMetricEntry *entry,
+								  const PromMetricEntry *trust, bool histograms,
+								  Relation head_rel, PromHeadRouting *routing);
+extern void PromWriteHead(const PromWriteGroup *group, const int64 *series_ids,
+						  const char *metric, bool histograms, Relation head_rel,
+						  Relation late_rel, int64 compacted_before,
+						  const PromHeadRouting *routing);
+
 /* in remote_write.c */
 extern PromMetricEntry *PromWriteGroupEntry(const PromWriteGroup *group);
 
