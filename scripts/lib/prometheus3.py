@@ -3,13 +3,11 @@ scripts/prometheus3 (go.mod and go.sum) and kept in a cache:
 
     ${XDG_CACHE_HOME:-$HOME/.cache}/promread/prometheus-3.NN.P-KEY/{prometheus,promtool}
 
-KEY is a hash of go.mod, go.sum and the build's recipe, so a new pin (or a
-new recipe) builds anew and an old build is never taken for it.  The build
-is `go build -tags remove_all_sd` of cmd/prometheus and cmd/promtool (the
-tag keeps file, static and http discovery only), with the version set as
-Prometheus's own release builds set it, so `prometheus --version` names it.
-It goes to a temporary directory renamed into place, so a build cut short
-leaves nothing, and two at once both end with one whole build.
+KEY is a hash of go.mod, go.sum and the build's recipe (scripts/lib/gobuild.py
+keeps the cache).  The build is `go build -tags remove_all_sd` of
+cmd/prometheus and cmd/promtool (the tag keeps file, static and http
+discovery only), with the version set as Prometheus's own release builds
+set it, so `prometheus --version` names it.
 
     scripts/lib/prometheus3.py build   # build unless cached (progress on stderr); print the directory
     scripts/lib/prometheus3.py path    # print the directory, or fail if it is not built
@@ -18,14 +16,13 @@ scripts/install-deps runs `build`; test programs and the demo take the
 binaries from binaries().  Standard library only.
 """
 import datetime
-import hashlib
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
+
+import gobuild
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULE_DIR = os.path.join(TOP, "scripts", "prometheus3")
@@ -36,8 +33,7 @@ TAGS = "remove_all_sd"
 RECIPE = "go build -buildvcs=false -tags %s; version ldflags v1" % TAGS
 
 
-class NotBuilt(Exception):
-    pass
+NotBuilt = gobuild.NotBuilt
 
 
 def module_version():
@@ -53,97 +49,36 @@ def module_version():
 
 def directory():
     """The cache directory of the pinned build (which may not exist yet)."""
-    key = hashlib.sha256(RECIPE.encode())
-    for name in ("go.mod", "go.sum"):
-        with open(os.path.join(MODULE_DIR, name), "rb") as f:
-            key.update(f.read())
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(cache, "promread",
-                        "prometheus-%s-%s" % (module_version()[1], key.hexdigest()[:12]))
+    return gobuild.directory("prometheus-%s" % module_version()[1], MODULE_DIR, RECIPE,
+                             ["go.mod", "go.sum"])
 
 
 def binaries():
     """(prometheus, promtool) of the pinned build; NotBuilt if it is not."""
-    where = directory()
-    paths = (os.path.join(where, "prometheus"), os.path.join(where, "promtool"))
-    if not all(os.access(p, os.X_OK) for p in paths):
-        raise NotBuilt("Prometheus %s is not built in %s: run scripts/install-deps"
-                       % (module_version()[1], where))
-    return paths
-
-
-def go_command():
-    """The go command: on PATH, or where Go's own archive installs it."""
-    found = shutil.which("go") or next(
-        (p for p in ("/usr/local/go/bin/go",) if os.access(p, os.X_OK)), None)
-    if not found:
-        raise NotBuilt("building Prometheus 3 needs Go (go.mod says which version); "
-                       "no go command on PATH or in /usr/local/go/bin")
-    return found
-
-
-def say(message):
-    print(message, file=sys.stderr, flush=True)
+    return gobuild.binaries(directory(), ["prometheus", "promtool"],
+                            "Prometheus %s: run scripts/install-deps" % module_version()[1])
 
 
 def build():
     """Build the pinned Prometheus unless it is cached; its directory."""
     where = directory()
-    try:
-        binaries()
+    if os.path.isdir(where):
         return where
-    except NotBuilt:
-        pass
     module, release = module_version()
-    go = go_command()
-    env = dict(os.environ, GOFLAGS="-mod=readonly")
     started = time.monotonic()
-    say("building Prometheus %s (module %s) with %s: the first time on this machine, "
-        "about 10 minutes on a cold Go cache; later runs reuse %s"
-        % (release, module, subprocess.run([go, "version"], capture_output=True,
-                                           text=True).stdout.strip(), where))
-    say("  fetching modules from the Go module proxy")
-    subprocess.run([go, "mod", "download"], cwd=MODULE_DIR, env=env, check=True)
-    listed = subprocess.run([go, "list", "-deps", "-tags", TAGS] + PACKAGES, cwd=MODULE_DIR,
-                            env=env, check=True, capture_output=True, text=True).stdout
-    total = len(listed.split())
+    gobuild.say("building Prometheus %s (module %s) with %s: the first time on this machine, "
+                "about 10 minutes on a cold Go cache; later runs reuse %s"
+                % (release, module, gobuild.go_version(), where))
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H:%M:%S")
     version = "github.com/prometheus/common/version"
     ldflags = " ".join("-X %s.%s=%s" % (version, name, value) for name, value in (
         ("Version", release), ("Revision", module), ("Branch", "module-" + module),
         ("BuildUser", "promread-install-deps"), ("BuildDate", date)))
-    parent = os.path.dirname(where)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".building-", dir=parent)
-    try:
-        # -v names each package as it is compiled (cached ones are not):
-        # counted against the packages there are, as progress
-        proc = subprocess.Popen([go, "build", "-v", "-buildvcs=false",
-                                 "-tags", TAGS, "-ldflags", ldflags, "-o", tmp + "/"] + PACKAGES,
-                                cwd=MODULE_DIR, env=env, stderr=subprocess.PIPE, text=True)
-        compiled, shown, output = 0, -1, []
-        for line in proc.stderr:
-            output.append(line)
-            if re.fullmatch(r"[\w./~-]+\n", line):
-                compiled += 1
-                tenth = min(compiled * 10 // max(total, 1), 9)
-                if tenth > shown:
-                    shown = tenth
-                    say("  compiling: %d of %d packages (%.0f s)"
-                        % (compiled, total, time.monotonic() - started))
-        if proc.wait() != 0:
-            raise NotBuilt("go build of Prometheus %s failed:\n%s"
-                           % (release, "".join(output[-40:])))
-        os.chmod(tmp, 0o755)  # mkdtemp's 0700 would keep other users out
-        try:
-            os.rename(tmp, where)
-        except OSError:
-            if not os.path.isdir(where):  # not another build that finished first
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    gobuild.build(where, MODULE_DIR, PACKAGES, ["-tags", TAGS, "-ldflags", ldflags],
+                  "Prometheus %s" % release)
     binaries()
-    say("  built Prometheus %s in %.0f s: %s" % (release, time.monotonic() - started, where))
+    gobuild.say("  built Prometheus %s in %.0f s: %s"
+                % (release, time.monotonic() - started, where))
     return where
 
 

@@ -30,6 +30,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+import standin
 from ports import free_port
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -38,7 +39,6 @@ POSTGREST_CONF = os.path.join(DEPLOY, "postgrest", "postgrest.conf")
 NGINX_CONF = os.path.join(DEPLOY, "nginx", "promread.conf")
 API_SQL = os.path.join(DEPLOY, "postgrest", "api.sql")
 MAKE_JWT = os.path.join(DEPLOY, "postgrest", "make-jwt")
-STANDIN = os.path.join(TOP, "scripts", "postgrest-standin")
 PYTHON = "/usr/bin/python3"
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -61,8 +61,10 @@ def make_jwt(*claims, secret=None, expires_in=None):
 
 
 def authenticator_dsn(dbname, password):
-    """libpq conninfo for PostgREST's db-uri, from the PG* variables."""
-    parts = ["dbname=%s" % dbname, "user=authenticator", "password=%s" % password]
+    """libpq conninfo for PostgREST's db-uri, from the PG* variables; without
+    TLS, as deploy/postgrest/postgrest.conf connects on the database's host."""
+    parts = ["dbname=%s" % dbname, "user=authenticator", "password=%s" % password,
+             "sslmode=disable"]
     for var, key in (("PGHOST", "host"), ("PGPORT", "port")):
         if os.environ.get(var):
             parts.append("%s=%s" % (key, os.environ[var]))
@@ -306,13 +308,14 @@ class Stack:
     # -- the servers --
 
     def start_standin(self, db_uri, name="postgrest", port=None, env_extra=None):
-        """scripts/postgrest-standin with the deployment's postgrest.conf; db-uri
-        and server-port overridden.  Returns its port."""
+        """scripts/postgrest-standin (built by scripts/lib/standin.py) with
+        the deployment's postgrest.conf; db-uri and server-port overridden.
+        Returns its port."""
         port = port or free_port()
         env = dict(os.environ, PGRST_DB_URI=db_uri, PGRST_SERVER_PORT=str(port),
                    PGRST_SERVER_HOST="127.0.0.1")
         env.update(env_extra or {})
-        proc = self.spawn(name, [PYTHON, STANDIN, POSTGREST_CONF], env=env)
+        proc = self.spawn(name, [standin.binary(), POSTGREST_CONF], env=env)
         self.wait_http(name, proc, "http://127.0.0.1:%d/" % port, ready=lambda s: s == 200)
         return port
 
