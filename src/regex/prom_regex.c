@@ -38,8 +38,9 @@
  * The steps live in files of their own (regex_internal.h): regex_parse.c
  * parses (steps 1 and 2), on the errors, characters, code-point sets and
  * tree nodes of regex_chars.c; regex_analyze.c checks Go's limits and finds
- * literal sets and prefixes; regex_emit.c simplifies and emits (steps 3
- * and 4).  This file holds the entry points: compiling, matching, and the
+ * literal sets, prefixes and, in the simplified tree, the LIKE pattern of a
+ * regex made of characters and "."s; regex_emit.c simplifies and emits
+ * (steps 3 and 4).  This file holds the entry points: compiling, matching, and the
  * SQL functions.
  *
  *-------------------------------------------------------------------------
@@ -113,10 +114,12 @@ PromRegexCompile(const char *pattern, int len)
 	re->matches_empty = PromRxMatchesEmpty(root);
 	PromRxFindLiteralSet(root, re, resultcxt);
 	PromRxFindPrefix(root, re, resultcxt);
+	root = PromRxSimplify(root);
+	PromRxFindLike(root, re, resultcxt);
 
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "^(?:");
-	PromRxEmitNode(&buf, PromRxSimplify(root), PREC_ALT);
+	PromRxEmitNode(&buf, root, PREC_ALT);
 	appendStringInfoString(&buf, ")$");
 
 	MemoryContextSwitchTo(oldcxt);

@@ -41,6 +41,9 @@ typedef struct PromRegex
 	char	   *prefix;			/* what every string it matches begins with
 								 * (NUL-terminated, "" possible) */
 	int			prefix_len;
+	text	   *like;			/* a LIKE pattern accepting exactly the same
+								 * strings, when the pattern is characters
+								 * and "."s (alone, .* or .+); else NULL */
 	bool		matches_empty;	/* does "" match the pattern? */
 } PromRegex;
 

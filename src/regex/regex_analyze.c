@@ -598,3 +598,79 @@ PromRxFindPrefix(RxNode *root, PromRegex *re, MemoryContext resultcxt)
 	re->prefix[Max(len, 0)] = '\0';
 	re->prefix_len = Max(len, 0);
 }
+
+/* The longest LIKE pattern made: a longer one is left to the ARE. */
+#define LIKE_MAX_BYTES 65536
+
+/*
+ * Append to buf the LIKE pattern of a simplified node (its repetitions are
+ * RX_REPEAT) made of characters and "." (any character: Prometheus's "."
+ * matches a newline too), "." repeated at least n times (.* and .+) and
+ * either repeated exactly n times; returns false for any other node.
+ * LIKE's "_" is one character and "%" any run of them, in a UTF8 database
+ * as here.
+ */
+static bool
+like_pattern(RxNode *n, StringInfo buf)
+{
+	unsigned char utf8[8];
+	int			i;
+
+	check_stack_depth();
+	switch (n->op)
+	{
+		case RX_EMPTY:
+			return true;
+		case RX_CHAR:
+			if (PromRxImpossibleChar(n->ch))
+				return false;
+			if (n->ch == '%' || n->ch == '_' || n->ch == '\\')
+				appendStringInfoChar(buf, '\\');
+			memset(utf8, 0, sizeof(utf8));
+			unicode_to_utf8((pg_wchar) n->ch, utf8);
+			appendStringInfoString(buf, (char *) utf8);
+			return true;
+		case RX_ANYCHAR:
+			appendStringInfoChar(buf, '_');
+			return true;
+		case RX_CONCAT:
+			for (i = 0; i < n->nsubs; i++)
+				if (!like_pattern(n->subs[i], buf))
+					return false;
+			return true;
+		case RX_REPEAT:
+			/* x{n} is x n times, .{n,} n "_" and a "%"; no other repetition */
+			if (n->max != n->min && (n->max != -1 || n->subs[0]->op != RX_ANYCHAR))
+				return false;
+			for (i = 0; i < n->min; i++)
+				if (!like_pattern(n->subs[0], buf) || buf->len > LIKE_MAX_BYTES)
+					return false;
+			if (n->max == -1)
+				appendStringInfoChar(buf, '%');
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * Fill re->like with the LIKE pattern that accepts exactly the strings the
+ * (simplified) pattern matches, as host-%5 for host-.*5, or NULL when there
+ * is none: a row's LIKE costs a fraction of the ARE's, whose DFA is built
+ * again at every call.
+ */
+void
+PromRxFindLike(RxNode *simplified, PromRegex *re, MemoryContext resultcxt)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	re->like = NULL;
+	if (like_pattern(simplified, &buf))
+		re->like = (text *) MemoryContextAlloc(resultcxt, VARHDRSZ + buf.len);
+	if (re->like != NULL)
+	{
+		SET_VARSIZE(re->like, VARHDRSZ + buf.len);
+		memcpy(VARDATA(re->like), buf.data, buf.len);
+	}
+}

@@ -4,7 +4,8 @@
  *	  The regex translator's parse tree and the functions its files share:
  *	  regex_chars.c (errors, UTF-8, code-point sets, tree nodes) <-
  *	  regex_parse.c (Go's syntax) <- regex_analyze.c (limits, empty match,
- *	  literal sets and prefixes) and regex_emit.c (simplification, the ARE)
+ *	  literal sets, prefixes, LIKE patterns) and regex_emit.c
+ *	  (simplification, the ARE)
  *	  <- prom_regex.c (the entry points).  prom_regex.c's essay describes
  *	  the whole.
  *
@@ -142,6 +143,7 @@ extern int64 PromRxTreeSize(RxNode *n);
 extern void PromRxFindLiteralSet(RxNode *root, PromRegex *re,
 							   MemoryContext resultcxt);
 extern void PromRxFindPrefix(RxNode *root, PromRegex *re, MemoryContext resultcxt);
+extern void PromRxFindLike(RxNode *simplified, PromRegex *re, MemoryContext resultcxt);
 
 /* Simplification and ARE emission (regex_emit.c) */
 extern RxNode *PromRxSimplify(RxNode *n);

@@ -22,7 +22,8 @@
  *    (label_values.c), the accepted ones then bound as "= ANY($n)", or else
  *    by the engine as it reads rows (layout.c), a regex's literal prefix as
  *    a range an index serves; any other as "col <op> $n", a regex
- *    as an anchored ARE (prom_regex.c).  A matcher that matches "" also
+ *    as an anchored ARE (prom_regex.c), or as LIKE when it is characters
+ *    and "."s (host-.*5 as host-%5).  A matcher that matches "" also
  *    matches a NULL column.  A comparison gets COLLATE "C" only on a
  *    nondeterministic collation: elsewhere equality is bytewise and the ARE
  *    depends on no collation, and an explicit collation would keep an index

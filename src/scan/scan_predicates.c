@@ -183,6 +183,13 @@ add_text_predicate(ScanStatement *stmt, const MetricColumn *column,
 		param_type = TEXTARRAYOID;
 		param_value = literal_array(matcher->regex);
 	}
+	else if (matcher->regex != NULL && matcher->regex->like != NULL)
+	{
+		/* characters and "."s: LIKE, far cheaper a row than the ARE */
+		op = matcher->type == PROM_MATCH_RE ?
+			"OPERATOR(pg_catalog.~~)" : "OPERATOR(pg_catalog.!~~)";
+		param_value = PointerGetDatum(matcher->regex->like);
+	}
 	else if (matcher->regex != NULL && regex_function != NULL)
 	{
 		param = add_param(stmt, TEXTOID,

@@ -140,3 +140,32 @@ SELECT max(bytes) - min(bytes) < 16 * 1024 * 1024 AS bounded, count(*) FILTER (W
 FROM (SELECT prom_regex_match('x{90}[0-9]{3}[0-8]|' || i, 'v') AS m,
 		pg_temp.backend_bytes() AS bytes
 	  FROM generate_series(1, 200) i) s;
+
+-- a regex of characters and "."s reaches SQL as LIKE (host-.*5 as host-%5)
+-- where SQL decides it (here a view's rows): LIKE selects exactly the
+-- values prom_regex_match's ARE selects, LIKE's own characters (%, _ and
+-- \) escaped, "." one character (a newline, a multibyte one), .{2,} two or
+-- more; other regexes stay AREs
+CREATE TABLE like_rows (ts timestamptz, l text, value float8);
+CREATE VIEW like_view AS SELECT ts, l, value FROM like_rows;
+SELECT prom_register('like_view');
+INSERT INTO like_rows
+SELECT '2024-01-01', v, 1
+FROM unnest(ARRAY['', 'a', 'ab', 'abc', 'a%c', 'a_c', 'a\c', 'aXc', E'a\nc', 'aéc',
+				  'a€c', 'ac', 'abbc', '%', '_', '\', 'x%y_z\w', 'xQyQzQw', 'host-15',
+				  'host-1x5', 'host-5', 'host-1é5', E'host-1\n5', 'aab', 'aaab']) v;
+SELECT p AS pattern,
+	   (SELECT count(*) FROM prom_explain('like_view{l=~`' || p || '`}',
+										  '2024-01-01', '2024-01-02') e
+		WHERE e LIKE '%~~%') > 0 AS as_like,
+	   (SELECT array_agg(coalesce(labels->>'l', '') ORDER BY coalesce(labels->>'l', ''))
+		FROM prom_series('like_view{l=~`' || p || '`}', '2024-01-01', '2024-01-02'))
+	   IS NOT DISTINCT FROM
+	   (SELECT array_agg(l ORDER BY l) FROM like_rows WHERE prom_regex_match(p, l))
+	   AS same_values
+FROM unnest(ARRAY['a.c', 'a%.', '._c', '.\\.', '.*', '.+', 'a.*c', 'a.+c', 'a.{2,}c',
+				  '.{2}', 'x%y_z\\.', 'host-1.*5', '%.*', '_.*', '\\.*', '...', 'a{2}b.*',
+				  'a+b', 'a.?c', '(?i)a.c', '[a-c].c', 'a.c|x.y', 'a%c']) p;
+SELECT prom_unregister('like_view');
+DROP VIEW like_view;
+DROP TABLE like_rows;
