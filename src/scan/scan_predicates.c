@@ -156,7 +156,9 @@ add_enum_predicate(ScanStatement *stmt, const MetricColumn *column,
  * The predicate of a matcher on a column compared as text.  With a
  * regex_function (promread's prom_regex_match on foreign servers that list
  * promread), a regex that is not a literal set is a call of it, which such
- * a server evaluates once a run of equal values rather than once a row.
+ * a server evaluates once a run of equal values rather than once a row (and
+ * its planner support over the values an index lists).  Otherwise a regex
+ * of characters and "."s is LIKE, another an ARE.
  */
 static void
 add_text_predicate(ScanStatement *stmt, const MetricColumn *column,
@@ -183,13 +185,6 @@ add_text_predicate(ScanStatement *stmt, const MetricColumn *column,
 		param_type = TEXTARRAYOID;
 		param_value = literal_array(matcher->regex);
 	}
-	else if (matcher->regex != NULL && matcher->regex->like != NULL)
-	{
-		/* characters and "."s: LIKE, far cheaper a row than the ARE */
-		op = matcher->type == PROM_MATCH_RE ?
-			"OPERATOR(pg_catalog.~~)" : "OPERATOR(pg_catalog.!~~)";
-		param_value = PointerGetDatum(matcher->regex->like);
-	}
 	else if (matcher->regex != NULL && regex_function != NULL)
 	{
 		param = add_param(stmt, TEXTOID,
@@ -201,6 +196,13 @@ add_text_predicate(ScanStatement *stmt, const MetricColumn *column,
 						 matcher->type == PROM_MATCH_RE ? "" : "NOT ",
 						 regex_function, param, expr, collate);
 		return;
+	}
+	else if (matcher->regex != NULL && matcher->regex->like != NULL)
+	{
+		/* characters and "."s: LIKE, far cheaper a row than the ARE */
+		op = matcher->type == PROM_MATCH_RE ?
+			"OPERATOR(pg_catalog.~~)" : "OPERATOR(pg_catalog.!~~)";
+		param_value = PointerGetDatum(matcher->regex->like);
 	}
 	else if (matcher->regex != NULL)
 	{
