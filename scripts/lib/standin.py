@@ -5,7 +5,7 @@ once per machine into a cache by scripts/lib/gobuild.py:
 
 KEY hashes its go.mod, go.sum and sources, so a changed stand-in builds
 anew.  The first build fetches its one dependency (pgx) from the Go module
-proxy and takes about a minute; later ones reuse the cache.
+proxy; later ones reuse the cache.
 
     scripts/lib/standin.py build   # build unless cached; print the program's path
 

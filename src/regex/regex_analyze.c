@@ -496,6 +496,17 @@ PromRxFindLiteralSet(RxNode *root, PromRegex *re, MemoryContext resultcxt)
 	re->is_literal_set = true;
 }
 
+/* Append a code point, in UTF-8. */
+static void
+append_char(StringInfo buf, int32 ch)
+{
+	unsigned char utf8[8];
+
+	memset(utf8, 0, sizeof(utf8));
+	unicode_to_utf8((pg_wchar) ch, utf8);
+	appendStringInfoString(buf, (char *) utf8);
+}
+
 /*
  * Append the literal prefix of the strings a node matches (the characters
  * every one of them begins with) to buf; returns whether the node is that
@@ -505,7 +516,6 @@ PromRxFindLiteralSet(RxNode *root, PromRegex *re, MemoryContext resultcxt)
 static bool
 literal_prefix(RxNode *n, StringInfo buf)
 {
-	unsigned char utf8[8];
 	int			i;
 
 	check_stack_depth();
@@ -514,9 +524,7 @@ literal_prefix(RxNode *n, StringInfo buf)
 		case RX_CHAR:
 			if (PromRxImpossibleChar(n->ch))
 				return false;
-			memset(utf8, 0, sizeof(utf8));
-			unicode_to_utf8((pg_wchar) n->ch, utf8);
-			appendStringInfoString(buf, (char *) utf8);
+			append_char(buf, n->ch);
 			return true;
 		case RX_EMPTY:
 			return true;
@@ -613,7 +621,6 @@ PromRxFindPrefix(RxNode *root, PromRegex *re, MemoryContext resultcxt)
 static bool
 like_pattern(RxNode *n, StringInfo buf)
 {
-	unsigned char utf8[8];
 	int			i;
 
 	check_stack_depth();
@@ -626,9 +633,7 @@ like_pattern(RxNode *n, StringInfo buf)
 				return false;
 			if (n->ch == '%' || n->ch == '_' || n->ch == '\\')
 				appendStringInfoChar(buf, '\\');
-			memset(utf8, 0, sizeof(utf8));
-			unicode_to_utf8((pg_wchar) n->ch, utf8);
-			appendStringInfoString(buf, (char *) utf8);
+			append_char(buf, n->ch);
 			return true;
 		case RX_ANYCHAR:
 			appendStringInfoChar(buf, '_');
