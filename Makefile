@@ -5,7 +5,8 @@ MODULE_big = promread
 DATA = $(wildcard sql/promread--*.sql)
 
 # the sources: the SQL entry points and what they share in src/, each job's
-# files in a folder of its own (src/engine, src/regex, src/scan, src/protocol)
+# files in a folder of its own (ARCHITECTURE.md's map: engine, regex, scan,
+# protocol, histogram, storage, write)
 SRCS = $(wildcard src/*.c src/*/*.c)
 PROTOS = src/protocol/proto/remote src/protocol/proto/write_v2
 OBJS = $(SRCS:.c=.o) $(patsubst %.cpp,%.o,$(wildcard src/*/*.cpp)) $(PROTOS:=.pb-c.o)

@@ -35,7 +35,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "protocol/protocol.h"
-#include "remote_write.h"
+#include "write/write.h"
 #include "scan/scan.h"
 #include "storage/lmgr.h"
 #include "storage/storage.h"

@@ -16,8 +16,10 @@
  * Each folder of src/ declares what the others may call in one public
  * header: engine/engine.h (series sets, arenas, enum labels),
  * regex/prom_regex.h (RE2 to ARE), scan/scan.h (reading a metric
- * relation), protocol/protocol.h (decoding requests, encoding answers).
- * remote_write.h holds remote write's types.
+ * relation), protocol/protocol.h (decoding requests, encoding answers),
+ * histogram/histogram.h (native histograms), storage/storage.h (chunk
+ * storage), write/write.h (remote write).  write_request.h holds a decoded
+ * write request's types, write_tables.h the making of a metric's tables.
  *
  *-------------------------------------------------------------------------
  */

@@ -2,7 +2,7 @@
  *
  * write_tables.c
  *	  The tables remote write makes for metrics without a registration, and
- *	  the label columns it adds to them (remote_write.c's steps 2 and 3).
+ *	  the label columns it adds to them (write/remote_write.c's steps 2 and 3).
  *
  * A created table is (ts timestamptz, value float8 or prom_histogram, one
  * text column per label), in promread.write_schema, owned by the writing
@@ -30,7 +30,7 @@
 #include "miscadmin.h"
 #include "promread.h"
 #include "protocol/protocol.h"
-#include "remote_write.h"
+#include "write_tables.h"
 #include "storage/lmgr.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"

@@ -13,7 +13,7 @@
 #include "promread.h"
 
 #include "engine/engine.h"
-#include "remote_write.h"
+#include "write_request.h"
 
 /* Response types; the numbers are those of ReadRequest.ResponseType. */
 typedef enum PromResponseType

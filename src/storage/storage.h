@@ -16,7 +16,8 @@
 #include "utils/snapshot.h"
 #include "utils/timestamp.h"
 #include "engine/engine.h"
-#include "remote_write.h"
+#include "histogram/histogram.h"
+#include "write_tables.h"
 
 /* Prometheus's 2-hour windows, which no chunk spans, and a day, in ms. */
 #define PROM_CHUNK_WINDOW_MS		INT64CONST(7200000)

@@ -269,7 +269,7 @@ DROP TABLE "hb#series", "hb#chunks", "hb#head", "hb#late";
 RESET promread.compact_after;
 
 -- 12. rows are appended straight to a window's partition only where COPY
--- would run nothing else (src/write_head.c, 2.): a row trigger, a
+-- would run nothing else (src/write/write_head.c, 2.): a row trigger, a
 -- statement trigger on the head, a check constraint, a column with a
 -- default each send the rows by COPY, which runs them; an immediate unique
 -- index is checked either way; the INSERT privilege on m#head, and on

@@ -1,5 +1,5 @@
 -- The series ids remote write caches per backend for metrics in chunk
--- storage (docs/chunk-storage.md, "Writing"; src/series_cache.c): a write
+-- storage (docs/chunk-storage.md, "Writing"; src/write/series_cache.c): a write
 -- whose series are cached reads nothing of m#series, and no cached id ever
 -- outlives its row or the rights and policies that let a writer read it:
 -- TRUNCATE, DELETE, a rolled back write, DROP and a new metric of the same

@@ -45,7 +45,7 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "promread.h"
-#include "remote_write.h"
+#include "write_internal.h"
 #include "rewrite/rowsecurity.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"

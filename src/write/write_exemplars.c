@@ -50,7 +50,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "promread.h"
-#include "remote_write.h"
+#include "write_internal.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"

@@ -63,7 +63,7 @@
 #include "port/pg_bswap.h"
 #include "promread.h"
 #include "protocol/protocol.h"
-#include "remote_write.h"
+#include "write_internal.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
@@ -756,21 +756,23 @@ PromWriteCheckValueKind(const PromWriteGroup *group, const char *metric,
 {
 	int64		nrows;
 
-	if (PromWriteGroupHistograms(group) > 0 && !histograms)
+	if (PromWriteGroupValues(group, true) > 0 && !histograms)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("metric \"%s\" takes float samples, not native histograms",
 						metric),
 				 errdetail("Its value column \"%s\" is not of type prom_histogram.",
 						   value_column)));
-	if (PromWriteGroupSamples(group) > 0 && histograms && !PromWriteGroupSamplesStale(group))
+	if (PromWriteGroupValues(group, false) > 0 && histograms &&
+		!PromWriteGroupSamplesStale(group))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("metric \"%s\" takes native histograms, not float samples",
 						metric),
 				 errdetail("Its value column \"%s\" is of type prom_histogram.",
 						   value_column)));
-	nrows = PromWriteGroupSamples(group) + (histograms ? PromWriteGroupHistograms(group) : 0);
+	nrows = PromWriteGroupValues(group, false) +
+		(histograms ? PromWriteGroupValues(group, true) : 0);
 	if (nrows > PG_INT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

@@ -63,7 +63,7 @@
 #include "parser/parse_relation.h"
 #include "partitioning/partdesc.h"
 #include "promread.h"
-#include "remote_write.h"
+#include "write_internal.h"
 #include "storage/lmgr.h"
 #include "storage/storage.h"
 #include "utils/array.h"

@@ -48,7 +48,7 @@
 #include "nodes/makefuncs.h"
 #include "partitioning/partdesc.h"
 #include "promread.h"
-#include "remote_write.h"
+#include "write_internal.h"
 #include "storage/lmgr.h"
 #include "storage/storage.h"
 #include "utils/builtins.h"

@@ -119,7 +119,7 @@
 #include "miscadmin.h"
 #include "promread.h"
 #include "protocol/protocol.h"
-#include "remote_write.h"
+#include "write_internal.h"
 #include "storage/lmgr.h"
 #include "storage/storage.h"
 #include "tcop/utility.h"
@@ -226,11 +226,11 @@ PromWriteGroupEntry(const PromWriteGroup *group)
 			entry = PromStorageCreateMetric(group->metric,
 											get_namespace_oid(promread_write_schema, false),
 											group->labels, group->nlabels,
-											PromWriteGroupHistograms(group) > 0, true,
+											PromWriteGroupValues(group, true) > 0, true,
 											group_earliest_ms(group));
 		else
 			entry = PromWriteCreateMetric(group->metric, group->labels, group->nlabels,
-										  PromWriteGroupHistograms(group) > 0);
+										  PromWriteGroupValues(group, true) > 0);
 	}
 
 	missing = palloc(sizeof(char *) * Max(group->nlabels, 1));
@@ -269,7 +269,8 @@ PromWriteGroupEntry(const PromWriteGroup *group)
 static void
 check_value_kinds(const PromWriteGroup *group)
 {
-	if (PromWriteGroupSamples(group) > 0 && PromWriteGroupHistograms(group) > 0 &&
+	if (PromWriteGroupValues(group, false) > 0 &&
+		PromWriteGroupValues(group, true) > 0 &&
 		!PromWriteGroupSamplesStale(group))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -518,8 +519,8 @@ report_refusals(const PromWriteGroup *groups, ErrorData **refusals, int ngroups,
 		if (edata == NULL)
 			continue;
 		nseries += groups[i].nseries;
-		nsamples += PromWriteGroupSamples(&groups[i]);
-		nhistograms += PromWriteGroupHistograms(&groups[i]);
+		nsamples += PromWriteGroupValues(&groups[i], false);
+		nhistograms += PromWriteGroupValues(&groups[i], true);
 		if (first_code == 0)
 			first_code = edata->sqlerrcode;
 		if (named < REFUSALS_NAMED)
@@ -682,8 +683,8 @@ write_request(bytea *body, bool v2)
 	for (i = 0; i < ngroups; i++)
 		if (refusals[i] == NULL)
 		{
-			nsamples_written += PromWriteGroupSamples(&groups[i]);
-			nhistograms_written += PromWriteGroupHistograms(&groups[i]);
+			nsamples_written += PromWriteGroupValues(&groups[i], false);
+			nhistograms_written += PromWriteGroupValues(&groups[i], true);
 			nexemplars_written += exemplars[i];
 		}
 	if (write_depth == 1)

@@ -45,7 +45,7 @@
 #include "commands/trigger.h"
 #include "lib/ilist.h"
 #include "promread.h"
-#include "remote_write.h"
+#include "write_internal.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
