@@ -203,7 +203,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("promread.write_max_new_metrics",
 							"Most metrics one remote write creates.",
-							"A request that needs more creates that many, writes none of its samples and is answered with 503, so that Prometheus sends it again: each metric created holds about twenty locks until the transaction ends.",
+							"A request that needs more creates that many, writes none of its samples and is answered with 503, so that Prometheus sends it again: each metric created holds some eighty locks until the transaction ends.",
 							&promread_write_max_new_metrics,
 							32, 1, 64,
 							PGC_USERSET, 0,

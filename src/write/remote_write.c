@@ -30,8 +30,8 @@
  *    metric's lock in the catalog is taken first (by a role that may
  *    create the table only) and the registration looked up again, so two
  *    writers create it once.  A metric's relations are locked until the
- *    transaction ends (about twenty for chunk storage), in the lock table
- *    every session shares, so a request that needs more new metrics than
+ *    transaction ends (in chunk storage about thirty, some eighty locks),
+ *    in the lock table every session shares, so a request that needs more new metrics than
  *    promread.write_max_new_metrics creates that many, writes none of its
  *    samples, and is answered with a WARNING and response.status 503
  *    (create_installment): the transaction commits what it created, and
@@ -484,7 +484,7 @@ create_installment(const PromWriteGroup *groups, ErrorData **refusals,
 			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 			 errmsg("remote write created %d of the %d metrics the request needs, and wrote none of its samples",
 					created, nmissing),
-			 errdetail("One remote write creates at most promread.write_max_new_metrics (%d) metrics, each of which holds about twenty locks until it commits.",
+			 errdetail("One remote write creates at most promread.write_max_new_metrics (%d) metrics, each of which holds some eighty locks until it commits.",
 					   promread_write_max_new_metrics),
 			 errhint("Send the request again.  Through PostgREST it is answered with 503, which Prometheus retries.")));
 	return true;
