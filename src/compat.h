@@ -96,6 +96,13 @@ extern void *PromReallocNoOOM(void *pointer, Size old_size, Size size);
 	makeJsonLexContextCstringLen((text), (len), GetDatabaseEncoding(), true)
 #endif
 
+/* Does this transaction hold the lock in exactly this mode? */
+#if PG_VERSION_NUM >= 170000
+#define PromLockHeldByMe(tag, mode)	LockHeldByMe((tag), (mode), false)
+#else
+#define PromLockHeldByMe(tag, mode)	LockHeldByMe((tag), (mode))
+#endif
+
 #if PG_VERSION_NUM >= 180000 && !defined(pg_attribute_noreturn)
 #if defined(__GNUC__) || defined(__clang__)
 #define pg_attribute_noreturn() __attribute__((noreturn))

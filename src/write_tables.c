@@ -273,10 +273,60 @@ create_row_table(const char *metric, Oid nspid, bool histograms,
 }
 
 /*
+ * How many transactions may be creating metrics by remote write at once,
+ * cluster-wide: each holds the locks of the relations it made until it
+ * commits, in the lock table every session shares (see remote_write.c).
+ */
+#define CREATION_SLOTS			4
+
+/*
+ * A creation slot's lock tag: an advisory lock of no database whose last
+ * field no SQL function sets (pg_advisory_lock's tags have 1 or 2 there),
+ * so that no role can hold a slot from SQL.
+ */
+#define CREATION_SLOT_KEY		0x70726f6d	/* "prom" */
+#define CREATION_SLOT_KIND		3
+
+/*
+ * Hold one of the CREATION_SLOTS slots until this transaction ends, before
+ * remote write creates a metric: the one it holds already, or a free one.
+ * When every slot is held by other transactions, fail at once with 53400,
+ * which PostgREST answers with 500 and Prometheus retries: waiting could
+ * be for an open transaction of a user's.  A slot taken in a
+ * subtransaction that rolls back is let go with the locks of the relations
+ * made in it, and taken again by the next creation.
+ */
+static void
+take_creation_slot(const char *metric)
+{
+	LOCKTAG		tags[CREATION_SLOTS];
+	int			i;
+
+	for (i = 0; i < CREATION_SLOTS; i++)
+	{
+		SET_LOCKTAG_ADVISORY(tags[i], InvalidOid, CREATION_SLOT_KEY, i,
+							 CREATION_SLOT_KIND);
+		if (PromLockHeldByMe(&tags[i], ExclusiveLock))
+			return;
+	}
+	for (i = 0; i < CREATION_SLOTS; i++)
+		if (LockAcquire(&tags[i], ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
+			return;
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("remote write cannot create metric \"%s\" now: %d other transactions are creating metrics",
+					metric, CREATION_SLOTS),
+			 errdetail("At most %d transactions create metrics by remote write at once, since each holds the locks of the relations it made until it commits.",
+					   CREATION_SLOTS),
+			 errhint("Send the request again.  Through PostgREST it is answered with 500, which Prometheus retries.")));
+}
+
+/*
  * Begin creating a metric in schema nspid, with a column for each of the
  * labels (chosen): check that the current user may create relations
- * there, then take the metric's lock.  Returns NULL when the metric is to
- * be created now, under the lock, or its registration when it is
+ * there, then take the metric's lock (and, for remote write, a creation
+ * slot).  Returns NULL when the metric is to be created now, under the
+ * lock, or its registration when it is
  * registered already and for_write: another writer of remote write
  * created it while this one waited (for SQL, a registered metric is 42710).
  */
@@ -301,6 +351,8 @@ PromCreateMetricStart(const char *metric, Oid nspid, const char *const *labels,
 		PromCatalogUnlockForWrite(metric);
 		return entry;
 	}
+	if (for_write)
+		take_creation_slot(metric);
 	choose_label_columns(labels, nlabels, chosen);
 	return NULL;
 }

@@ -38,6 +38,9 @@
  *    Prometheus sends the request again, until every metric exists and the
  *    request is written whole.  A first write of a Prometheus that scrapes
  *    hundreds of metrics so takes a few tries rather than the lock table.
+ *    And at most four transactions create metrics at once (write_tables.c's
+ *    creation slots): another fails at once with 53400, a 500, and is sent
+ *    again, so that many senders together do not fill the table either.
  * 3. A label the registration has no column for is added as a column to a
  *    table that remote write made (write_tables.c: its exclusive lock is
  *    polled for, not queued for, so that reads are not held up behind
