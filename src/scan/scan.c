@@ -6,10 +6,14 @@
  *	  its tables instead (scan_chunks.c).
  *
  * 1. The relation is locked (AccessShareLock) before its registered
- *    columns are read, so that no DDL changes them until the transaction
- *    ends.  A registration that no longer fits its relation, or a relation
- *    the caller may not read, fails a query that names its metric and is
- *    skipped by one that selects metrics otherwise (scan_columns.c).
+ *    columns are read, so that no DDL changes them until the metric is
+ *    read: the transaction's end for a query that names its metric; for
+ *    one that selects metrics otherwise, once the metric is read, in a
+ *    subtransaction rolled back then (PromScanLettingGoOfLocks), since such
+ *    a query may select thousands.  A registration that no longer fits its
+ *    relation, or a relation the caller may not read, fails a query that
+ *    names its metric and is skipped by one that selects metrics otherwise
+ *    (scan_columns.c).
  * 2. The matchers on labels and the time range become predicates of one
  *    SELECT (scan_predicates.c), so that indexes, partition pruning, privileges and row-level
  *    security apply.  Values are bound as parameters, identifiers quoted,
@@ -210,18 +214,56 @@ prepare_metric_scan(const PromMetricEntry *entry, const PromQuery *query,
 							   rows_are_stored(entry->relid, scan->has_foreign));
 }
 
+/* A metric's read, as PromScanLettingGoOfLocks's step. */
+typedef struct MetricRead
+{
+	PromSeriesSet *set;
+	const PromMetricEntry *entry;
+	const PromStorageEntry *storage;
+	const PromQuery *query;
+} MetricRead;
+
+static void scan_metric(PromSeriesSet *set, const PromMetricEntry *entry,
+						const PromStorageEntry *storage, const PromQuery *query,
+						bool named);
+
+/* Read a metric the query does not name (a MetricRead). */
+static void
+metric_read_step(void *arg)
+{
+	MetricRead *read = arg;
+
+	scan_metric(read->set, read->entry, read->storage, read->query, false);
+}
+
 /*
  * Read the rows of one metric relation that the query selects into the
  * series set; of a metric in chunk storage (storage, its entry), its
  * tables'.  named: the query names this metric (an equality matcher on
  * __name__), so that a relation the caller may not read, or a registration
- * that no longer fits, is an error rather than a metric skipped.  The
- * caller is connected to SPI.
+ * that no longer fits, is an error rather than a metric skipped.  A metric
+ * the query does not name is read letting go of its locks when done: a
+ * selector without a name may select thousands of metrics, a dozen locks
+ * each (PromScanLettingGoOfLocks).  The caller is connected to SPI.
  */
 void
 PromScanMetric(PromSeriesSet *set, const PromMetricEntry *entry,
 			   const PromStorageEntry *storage, const PromQuery *query,
 			   bool named)
+{
+	MetricRead	read = {set, entry, storage, query};
+
+	if (named)
+		scan_metric(set, entry, storage, query, true);
+	else
+		PromScanLettingGoOfLocks(metric_read_step, &read);
+}
+
+/* PromScanMetric's read of one metric. */
+static void
+scan_metric(PromSeriesSet *set, const PromMetricEntry *entry,
+			const PromStorageEntry *storage, const PromQuery *query,
+			bool named)
 {
 	MetricScan	scan;
 	PromLayout *layout;

@@ -4,8 +4,8 @@
  *	  The executor's side of a scan (scan.c, scan_chunks.c): the
  *	  DestReceiver that adds rows to the series set, the ExecutorStart hook
  *	  that tells the set how many rows a plan expects, running a plan (twice
- *	  for promread.report_phases), and skipping a metric the caller may not
- *	  read.
+ *	  for promread.report_phases), skipping a metric the caller may not
+ *	  read, and letting go of a metric's locks once it is read.
  *
  * scan.c's essay, steps 4 and 5, says how rows become samples.
  *
@@ -206,6 +206,40 @@ PromScanRun(SPIPlanPtr plan, SPIExecuteOptions *options, ReceiveSlotFn read_only
 }
 
 /*
+ * Run a step in a subtransaction: committed when the step returns, or
+ * rolled back (roll_back) to let go of the locks the step took.  Returns
+ * the step's error, its subtransaction rolled back, or NULL.
+ */
+static ErrorData *
+run_in_subtransaction(void (*step) (void *arg), void *arg, bool roll_back)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	ErrorData  *volatile error = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		step(arg);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcxt);
+		error = CopyErrorData();
+		FlushErrorState();
+	}
+	PG_END_TRY();
+	if (error == NULL && !roll_back)
+		ReleaseCurrentSubTransaction();
+	else
+		RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(oldcxt);
+	CurrentResourceOwner = oldowner;
+	return error;
+}
+
+/*
  * Run one step of reading a metric that the query selects without naming
  * it (its scan, or the EXPLAIN of its scan), in a subtransaction: a
  * relation that the caller may not read (a view whose owner may not read
@@ -219,38 +253,35 @@ bool
 PromScanRunSkippingUnreadable(void (*step) (void *arg), void *arg,
 							  PromSeriesSet *set)
 {
-	MemoryContext oldcxt = CurrentMemoryContext;
-	ResourceOwner oldowner = CurrentResourceOwner;
 	int64		samples_before = set != NULL ? PromSeriesSetSampleCount(set) : 0;
-	bool		done = true;
+	ErrorData  *error = run_in_subtransaction(step, arg, false);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcxt);
-	PG_TRY();
-	{
-		step(arg);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcxt);
-		CurrentResourceOwner = oldowner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *error;
+	if (error == NULL)
+		return true;
+	if (error->sqlerrcode != ERRCODE_INSUFFICIENT_PRIVILEGE ||
+		(set != NULL && PromSeriesSetSampleCount(set) != samples_before))
+		ReThrowError(error);
+	FreeErrorData(error);
+	return false;
+}
 
-		MemoryContextSwitchTo(oldcxt);
-		error = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcxt);
-		CurrentResourceOwner = oldowner;
-		if (error->sqlerrcode != ERRCODE_INSUFFICIENT_PRIVILEGE ||
-			(set != NULL && PromSeriesSetSampleCount(set) != samples_before))
-			ReThrowError(error);
-		FreeErrorData(error);
-		done = false;
-	}
-	PG_END_TRY();
-	return done;
+/*
+ * Run a step that only reads (a metric's statements) in a subtransaction
+ * that is rolled back when it is done, so that the locks it took, on the
+ * metric's relations, their partitions and indexes, are let go then rather
+ * than held to the end of the transaction, in the lock table every session
+ * shares: a query that selects thousands of metrics would otherwise fill
+ * it, failing itself and any session that needs a lock meanwhile.  What the
+ * step read is in the series set, whose memory is the caller's; nothing it
+ * did needs keeping, and an error is thrown again.
+ */
+void
+PromScanLettingGoOfLocks(void (*step) (void *arg), void *arg)
+{
+	ErrorData  *error = run_in_subtransaction(step, arg, true);
+
+	if (error != NULL)
+		ReThrowError(error);
 }
 
 /*

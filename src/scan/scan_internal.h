@@ -132,6 +132,7 @@ extern void PromScanRun(SPIPlanPtr plan, SPIExecuteOptions *options,
 						ReceiveSlotFn read_only);
 extern bool PromScanRunSkippingUnreadable(void (*step) (void *arg), void *arg,
 										  PromSeriesSet *set);
+extern void PromScanLettingGoOfLocks(void (*step) (void *arg), void *arg);
 
 /* in series_map.c */
 extern SeriesMap *PromSeriesMapCreate(const MetricScan *scan);

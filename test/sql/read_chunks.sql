@@ -754,5 +754,38 @@ DROP TABLE rc_rows, rc_src, rc_hrows, rc_hsrc, rc_samples, rc_hsamples,
 	rc_labels, rc_exact, "rc_chunks#series", "rc_chunks#chunks",
 	"rc_chunks#head", "rc_hchunks#series", "rc_hchunks#chunks",
 	"rc_hchunks#head";
+
+-- A selector without a metric name reads each metric it selects letting go
+-- of that metric's locks once it is read (a dozen a chunk metric: a
+-- selector of thousands of metrics would fill the lock table): after a
+-- read of twelve, the transaction holds no lock on their relations.
+SELECT count(prom_create_metric('rc_many_' || i, '{job}')) FROM generate_series(1, 12) i;
+SELECT prom_remote_write(prom_write_request((SELECT jsonb_agg(jsonb_build_object(
+	'labels', jsonb_build_object('__name__', 'rc_many_' || i, 'job', 'many'),
+	'samples', jsonb_build_array(jsonb_build_array(1704153600000, i))))
+	FROM generate_series(1, 12) i))) IS NOT NULL AS written;
+BEGIN;
+SELECT jsonb_array_length(prom_read_response_json(prom_remote_read(prom_read_request(
+	'{job="many"}', '2024-01-02 00:00:00+00', '2024-01-02 01:00:00+00')))
+	-> 'results' -> 0 -> 'timeseries') AS series;
+SELECT count(*) AS locked FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+WHERE l.pid = pg_backend_pid() AND c.relname LIKE 'rc\_many\_%';
+-- a query that names its metric keeps its locks, as any statement does
+SELECT length(prom_remote_read(prom_read_request('rc_many_1{job="many"}',
+	'2024-01-02 00:00:00+00', '2024-01-02 01:00:00+00'))) > 0 AS answered;
+SELECT count(*) > 0 AS locked FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+WHERE l.pid = pg_backend_pid() AND c.relname LIKE 'rc\_many\_1%';
+COMMIT;
+SELECT count(prom_unregister('rc_many_' || i)) FROM generate_series(1, 12) i;
+DO $$
+BEGIN
+	FOR i IN 1..12 LOOP
+		EXECUTE format('DROP VIEW %I', 'rc_many_' || i);
+		EXECUTE format('DROP TABLE %I, %I, %I, %I', 'rc_many_' || i || '#series',
+					   'rc_many_' || i || '#chunks', 'rc_many_' || i || '#head',
+					   'rc_many_' || i || '#late');
+	END LOOP;
+END $$;
+
 SELECT count(*) FROM prom_storage_catalog;
 DROP ROLE regress_rc_reader;
