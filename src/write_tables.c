@@ -15,6 +15,8 @@
  * The naming of columns and relations, the choice of label columns, the
  * start of a metric's creation and the adding of label columns serve the
  * relations of chunk storage too (storage/create.c), and prom_create_metric.
+ * A creation by remote write first takes one of four creation slots, so
+ * that writers together hold the locks of few new metrics at once.
  *
  *-------------------------------------------------------------------------
  */
@@ -326,9 +328,9 @@ take_creation_slot(const char *metric)
  * labels (chosen): check that the current user may create relations
  * there, then take the metric's lock (and, for remote write, a creation
  * slot).  Returns NULL when the metric is to be created now, under the
- * lock, or its registration when it is
- * registered already and for_write: another writer of remote write
- * created it while this one waited (for SQL, a registered metric is 42710).
+ * lock, or its registration when it is registered already and for_write:
+ * another writer of remote write created it while this one waited (for
+ * SQL, a registered metric is 42710).
  */
 PromMetricEntry *
 PromCreateMetricStart(const char *metric, Oid nspid, const char *const *labels,
