@@ -626,52 +626,63 @@ BEGIN
 		metric := m.metric;
 		series := NULL;
 		samples := NULL;
-		IF m.series_table IS NOT NULL THEN
-			storage := 'chunks';
-			tables := ARRAY[m.series_table, m.chunks, m.head, m.late];
-			IF has_table_privilege(m.series_table, 'SELECT')
-				AND has_table_privilege(m.chunks, 'SELECT')
-				AND has_table_privilege(m.head, 'SELECT')
-				AND (m.late IS NULL OR has_table_privilege(m.late, 'SELECT')) THEN
-				-- rows of the head's window partitions before compacted_before
-				-- are in chunks already; its default partition's are not
-				SELECT coalesce(array_agg(r.oid), '{}')
-				INTO defaults
-				FROM pg_inherits AS i JOIN pg_class AS r ON r.oid OPERATOR(pg_catalog.=) i.inhrelid
-				WHERE i.inhparent OPERATOR(pg_catalog.=) m.head
-				  AND pg_get_expr(r.relpartbound, r.oid) OPERATOR(pg_catalog.=) 'DEFAULT';
-				EXECUTE format('SELECT (SELECT count(*) FROM %s),'
-					' (SELECT count(*) FROM %s WHERE t OPERATOR(pg_catalog.>=) %s'
-					' OR tableoid OPERATOR(pg_catalog.=) ANY (%L::pg_catalog.oid[]))'
-					' OPERATOR(pg_catalog.+) (SELECT count(*) FROM %s)'
-					' OPERATOR(pg_catalog.+) (SELECT'
-					' coalesce(sum(@extschema@.prom_chunk_sample_count(chunk)), 0)'
-					' FROM %s)::bigint', m.series_table, m.head, m.compacted_before,
-					defaults, coalesce(m.late::text, '(SELECT WHERE false) AS none'), m.chunks)
-					INTO series, samples;
+		bytes := NULL;
+		-- Measured in a subtransaction that is then rolled back (PR000,
+		-- raised and caught here; variables keep what they held), so that
+		-- the locks its statements took go before the next metric:
+		-- thousands of metrics would fill the lock table every session
+		-- shares.
+		BEGIN
+			IF m.series_table IS NOT NULL THEN
+				storage := 'chunks';
+				tables := ARRAY[m.series_table, m.chunks, m.head, m.late];
+				IF has_table_privilege(m.series_table, 'SELECT')
+					AND has_table_privilege(m.chunks, 'SELECT')
+					AND has_table_privilege(m.head, 'SELECT')
+					AND (m.late IS NULL OR has_table_privilege(m.late, 'SELECT')) THEN
+					-- rows of the head's window partitions before compacted_before
+					-- are in chunks already; its default partition's are not
+					SELECT coalesce(array_agg(r.oid), '{}')
+					INTO defaults
+					FROM pg_inherits AS i JOIN pg_class AS r ON r.oid OPERATOR(pg_catalog.=) i.inhrelid
+					WHERE i.inhparent OPERATOR(pg_catalog.=) m.head
+					  AND pg_get_expr(r.relpartbound, r.oid) OPERATOR(pg_catalog.=) 'DEFAULT';
+					EXECUTE format('SELECT (SELECT count(*) FROM %s),'
+						' (SELECT count(*) FROM %s WHERE t OPERATOR(pg_catalog.>=) %s'
+						' OR tableoid OPERATOR(pg_catalog.=) ANY (%L::pg_catalog.oid[]))'
+						' OPERATOR(pg_catalog.+) (SELECT count(*) FROM %s)'
+						' OPERATOR(pg_catalog.+) (SELECT'
+						' coalesce(sum(@extschema@.prom_chunk_sample_count(chunk)), 0)'
+						' FROM %s)::bigint', m.series_table, m.head, m.compacted_before,
+						defaults, coalesce(m.late::text, '(SELECT WHERE false) AS none'), m.chunks)
+						INTO series, samples;
+				END IF;
+			ELSE
+				storage := 'rows';
+				tables := ARRAY[m.relation];
+				IF has_table_privilege(m.relation, 'SELECT') THEN
+					SELECT string_agg(quote_ident(l), ', ')
+					INTO labels
+					FROM unnest(m.label_columns::text[] || m.overflow_column::text) AS l;
+					EXECUTE format('SELECT %s, count(*) FROM %s',
+						CASE WHEN labels IS NULL
+							THEN 'least(count(*), 1)'
+							ELSE format('count(DISTINCT ROW(%s))', labels) END,
+						m.relation)
+						INTO series, samples;
+				END IF;
 			END IF;
-		ELSE
-			storage := 'rows';
-			tables := ARRAY[m.relation];
-			IF has_table_privilege(m.relation, 'SELECT') THEN
-				SELECT string_agg(quote_ident(l), ', ')
-				INTO labels
-				FROM unnest(m.label_columns::text[] || m.overflow_column::text) AS l;
-				EXECUTE format('SELECT %s, count(*) FROM %s',
-					CASE WHEN labels IS NULL
-						THEN 'least(count(*), 1)'
-						ELSE format('count(DISTINCT ROW(%s))', labels) END,
-					m.relation)
-					INTO series, samples;
-			END IF;
-		END IF;
-		SELECT sum(pg_total_relation_size(r.oid))::bigint
-		INTO bytes
-		FROM pg_class AS r
-		WHERE r.relkind IN ('r', 'm')
-		  AND (r.oid OPERATOR(pg_catalog.=) ANY (tables::oid[])
-			OR r.oid IN (SELECT p.relid
-						 FROM unnest(tables) AS t, pg_partition_tree(t) AS p));
+			SELECT sum(pg_total_relation_size(r.oid))::bigint
+			INTO bytes
+			FROM pg_class AS r
+			WHERE r.relkind IN ('r', 'm')
+			  AND (r.oid OPERATOR(pg_catalog.=) ANY (tables::oid[])
+				OR r.oid IN (SELECT p.relid
+							 FROM unnest(tables) AS t, pg_partition_tree(t) AS p));
+			RAISE SQLSTATE 'PR000';
+		EXCEPTION WHEN SQLSTATE 'PR000' THEN
+			NULL;
+		END;
 		bytes_per_sample := bytes::float8 / nullif(samples, 0);
 		RETURN NEXT;
 	END LOOP;
@@ -688,6 +699,53 @@ CREATE FUNCTION prom_compact(metric text DEFAULT NULL)
 	RETURNS bigint
 	AS 'MODULE_PATHNAME', 'prom_compact'
 	LANGUAGE C VOLATILE;
+
+-- Compaction of every metric the caller owns, each in a transaction of its
+-- own (CALL it outside a transaction block, as pg_cron does): the locks
+-- and work of one metric are let go at its commit, so that thousands of
+-- metrics neither fill the lock table nor keep one transaction open.  A
+-- metric's failure is a WARNING and the next is compacted; the call then
+-- ends with an error that counts them.  No SET clause: a procedure with
+-- one cannot commit, so every name is qualified.
+CREATE PROCEDURE prom_compact_proc(INOUT chunks bigint DEFAULT NULL)
+	LANGUAGE plpgsql
+	AS $$
+DECLARE
+	m text;
+	tried integer := 0;
+	failed integer := 0;
+	first_state text;
+BEGIN
+	chunks := 0;
+	FOR m IN
+		SELECT s.metric
+		FROM @extschema@.prom_metric_storage s
+			JOIN pg_catalog.pg_class c ON c.oid = s.relation
+		WHERE s.late IS NOT NULL
+			AND pg_catalog.pg_has_role(c.relowner, 'USAGE')
+		ORDER BY s.metric
+	LOOP
+		tried := tried OPERATOR(pg_catalog.+) 1;
+		BEGIN
+			chunks := chunks OPERATOR(pg_catalog.+) @extschema@.prom_compact(m);
+		EXCEPTION
+			WHEN undefined_object OR wrong_object_type THEN
+				NULL;			-- unregistered or registered anew meanwhile
+			WHEN OTHERS THEN
+				failed := failed OPERATOR(pg_catalog.+) 1;
+				first_state := coalesce(first_state, SQLSTATE);
+				RAISE WARNING 'compaction of metric "%" failed: %', m, SQLERRM
+					USING ERRCODE = SQLSTATE;
+		END;
+		COMMIT;
+	END LOOP;
+	IF failed OPERATOR(pg_catalog.>) 0 THEN
+		RAISE EXCEPTION 'compaction failed for % of % metrics', failed, tried
+			USING ERRCODE = first_state,
+				HINT = 'The WARNINGs before this name them; the other metrics were compacted.';
+	END IF;
+END
+$$;
 
 -- A metric's retention (NULL: keep everything), which prom_compact carries out.
 CREATE FUNCTION prom_set_retention(metric text, retention interval)

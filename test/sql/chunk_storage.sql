@@ -285,6 +285,13 @@ FROM prom_metric_sizes WHERE metric = 'cs_cpu';
 -- one metric's
 SELECT metric, storage, series, samples, bytes > 0 AS has_bytes
 FROM prom_get_metric_sizes('cs_rows');
+-- each metric is measured letting go of its locks: none is left on a
+-- metric's relations once the view is read
+BEGIN;
+SELECT count(*) > 0 AS measured FROM prom_metric_sizes;
+SELECT count(*) AS locked FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+WHERE l.pid = pg_backend_pid() AND c.relname LIKE 'cs\_%';
+COMMIT;
 -- a metric registered as a view has no bytes of its own
 CREATE VIEW cs_rows_view AS SELECT * FROM cs_rows;
 SELECT prom_register('cs_rows_view');

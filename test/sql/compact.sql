@@ -261,10 +261,39 @@ INSERT INTO "am#late" VALUES (1, :t0 + 86400000, 1);
 SELECT prom_compact();
 SELECT relname, pg_get_userbyid(relowner) FROM pg_class WHERE relname LIKE 'am#chunks_%' AND relkind = 'r' ORDER BY 1;
 
-DROP VIEW am, cm, hm, om;
+-- prom_compact_proc: every metric the caller owns, each in a transaction of
+-- its own; a metric that fails is a WARNING, the others are compacted, and
+-- the call ends with an error counting the failures (the first one's
+-- SQLSTATE); in a transaction block it cannot commit
+SET ROLE compact_a;
+SELECT make_chunk_metric('pa', 'float8'), make_chunk_metric('pb', 'float8');
+INSERT INTO "pa#head" VALUES (1, :t0, 1);
+INSERT INTO "pb#head" VALUES (1, :t0, 2);
+INSERT INTO "am#late" VALUES (1, :t0 + 2 * 86400000, 3);
+ALTER TABLE "pa#chunks" ADD CONSTRAINT pa_refuses CHECK (series_id < 0);
+CALL prom_compact_proc();
+SELECT 'pa' AS metric, count(*) FROM chunks_of('pa')
+UNION ALL SELECT 'pb', count(*) FROM chunks_of('pb')
+UNION ALL SELECT 'am', count(*) FROM chunks_of('am');
+ALTER TABLE "pa#chunks" DROP CONSTRAINT pa_refuses;
+CALL prom_compact_proc();
+CALL prom_compact_proc();
+BEGIN;
+CALL prom_compact_proc();
+ROLLBACK;
+-- another role's metrics are skipped
+RESET ROLE;
+INSERT INTO "pa#head" VALUES (2, :t0, 4);
+SET ROLE compact_b;
+CALL prom_compact_proc();
+RESET ROLE;
+SELECT count(*) FROM chunks_of('pa');
+
+DROP VIEW am, cm, hm, om, pa, pb;
 DROP TABLE "am#series", "am#chunks", "am#head", "am#late", "cm#series", "cm#chunks",
 	"cm#head", "cm#late", "hm#series", "hm#chunks", "hm#head", "hm#late",
-	"om#series", "om#chunks", "om#head", "om#late", rowmetric,
+	"om#series", "om#chunks", "om#head", "om#late", "pa#series", "pa#chunks",
+	"pa#head", "pa#late", "pb#series", "pb#chunks", "pb#head", "pb#late", rowmetric,
 	nan_bits, exact;
 DROP FUNCTION make_chunk_metric, chunk_bits, bits, chunks_of;
 REVOKE CREATE ON SCHEMA public FROM compact_a, compact_b;
