@@ -363,6 +363,30 @@ explain_run_step(void *arg)
 	}
 }
 
+/* A metric's EXPLAIN, as PromScanLettingGoOfLocks's step. */
+typedef struct MetricExplain
+{
+	const PromMetricEntry *entry;
+	const PromStorageEntry *storage;
+	const PromQuery *query;
+	bool		analyze;
+	List	   *lines;			/* the result */
+} MetricExplain;
+
+static List *explain_metric(const PromMetricEntry *entry,
+							const PromStorageEntry *storage,
+							const PromQuery *query, bool named, bool analyze);
+
+/* Explain a metric the query does not name (a MetricExplain). */
+static void
+metric_explain_step(void *arg)
+{
+	MetricExplain *explain = arg;
+
+	explain->lines = explain_metric(explain->entry, explain->storage,
+									explain->query, false, explain->analyze);
+}
+
 /*
  * The lines that explain reading one metric relation for a query: the
  * metric, the matchers the engine decides per value, then the plan of its
@@ -370,13 +394,28 @@ explain_run_step(void *arg)
  * rows discarded), planned for the query's values as reads plan it; of a
  * metric in chunk storage, the plans of its chunk and head statements.
  * NIL when nothing would be read, or when a relation the caller may not
- * read is skipped, as PromScanMetric skips it.  The caller is connected to
- * SPI.
+ * read is skipped, as PromScanMetric skips it; as it, a metric the query
+ * does not name is explained letting go of its locks when done.  The
+ * caller is connected to SPI.
  */
 List *
 PromExplainMetric(const PromMetricEntry *entry,
 				  const PromStorageEntry *storage, const PromQuery *query,
 				  bool named, bool analyze)
+{
+	MetricExplain explain = {entry, storage, query, analyze, NIL};
+
+	if (named)
+		return explain_metric(entry, storage, query, true, analyze);
+	PromScanLettingGoOfLocks(metric_explain_step, &explain);
+	return explain.lines;
+}
+
+/* PromExplainMetric's lines of one metric. */
+static List *
+explain_metric(const PromMetricEntry *entry,
+			   const PromStorageEntry *storage, const PromQuery *query,
+			   bool named, bool analyze)
 {
 	MetricScan	scan_data;
 	ChunkScan	chunk_scan;
