@@ -352,6 +352,7 @@ prom_convert_metric(PG_FUNCTION_ARGS)
 	PromMetricEntry *old = lock_row_metric(metric);
 	PromMetricEntry *entry;
 	PromStorageEntry *storage;
+	Oid			relid;
 	Oid			nspid = get_rel_namespace(old->relid);
 	Oid			exemplars = PromExemplarCatalogFind(metric);
 	bool		histograms = PromIsHistogramType(getBaseType(
@@ -401,6 +402,7 @@ prom_convert_metric(PG_FUNCTION_ARGS)
 	copy_grants(old->relid, storage);
 	PromRunDDL(psprintf("DROP TABLE %s", PromQuotedRelationName(old->relid)));
 	call_on_metric("prom_compact", metric);
+	relid = storage->relation;	/* the entry goes with SPI's memory */
 	SPI_finish();
-	PG_RETURN_OID(storage->relation);
+	PG_RETURN_OID(relid);
 }

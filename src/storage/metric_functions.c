@@ -87,6 +87,7 @@ prom_create_metric(PG_FUNCTION_ARGS)
 	bool		chunks;
 	Oid			nspid;
 	PromMetricEntry *entry;
+	Oid			relid;
 
 	check_not_null(fcinfo, 0, "metric");
 	check_not_null(fcinfo, 1, "labels");
@@ -127,8 +128,9 @@ prom_create_metric(PG_FUNCTION_ARGS)
 								value_type != FLOAT8OID, false, PG_INT64_MAX) :
 		PromCreateRowMetric(metric, nspid, labels, nlabels,
 							value_type != FLOAT8OID, false);
+	relid = entry->relid;		/* the entry goes with SPI's memory */
 	SPI_finish();
-	PG_RETURN_OID(entry->relid);
+	PG_RETURN_OID(relid);
 }
 
 /*
