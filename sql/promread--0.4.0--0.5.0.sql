@@ -236,10 +236,19 @@ BEGIN
 			WHEN undefined_object OR wrong_object_type THEN
 				NULL;			-- unregistered or registered anew meanwhile
 			WHEN OTHERS THEN
-				failed := failed OPERATOR(pg_catalog.+) 1;
-				first_state := coalesce(first_state, SQLSTATE);
-				RAISE WARNING 'compaction of metric "%" failed: %', m, SQLERRM
-					USING ERRCODE = SQLSTATE;
+				-- a metric given to another role meanwhile is not the
+				-- caller's to compact any more: skipped, as a dropped one
+				IF SQLSTATE OPERATOR(pg_catalog.<>) '42501' OR EXISTS (
+					SELECT FROM @extschema@.prom_metric_storage s
+						JOIN pg_catalog.pg_class c ON c.oid = s.relation
+					WHERE s.metric OPERATOR(pg_catalog.=) m
+						AND pg_catalog.pg_has_role(c.relowner, 'USAGE'))
+				THEN
+					failed := failed OPERATOR(pg_catalog.+) 1;
+					first_state := coalesce(first_state, SQLSTATE);
+					RAISE WARNING 'compaction of metric "%" failed: %', m, SQLERRM
+						USING ERRCODE = SQLSTATE;
+				END IF;
 		END;
 		COMMIT;
 	END LOOP;
