@@ -191,9 +191,11 @@ typedef struct ValueTable
  * fixed offsets from the layout.  See row_keys.h.
  *
  * What a match relies on: every byte compared lies between the first and
- * the last present TEXT key's bytes, less than ROW_IMAGE_MAX apart, which
- * set_row_image (group.c) checks lie in one tuple in increasing places; so
- * reading them reads memory of the row's tuple only.
+ * the last present TEXT key's bytes, less than ROW_IMAGE_MAX apart and in
+ * increasing places, which set_row_image (group.c) checks; and a row's key
+ * values are parts of one tuple, or of one allocation laid out as a tuple
+ * (a selected series' values, series_map.c), so reading them reads memory
+ * of that tuple only.
  */
 typedef struct RowImage
 {

@@ -35,6 +35,7 @@ struct SeriesMap
 	int			nlabels;
 	int16	   *typlen;			/* of each label column */
 	bool	   *typbyval;
+	Pointer    *detoasted;		/* PromSeriesMapAdd's, a slot a column */
 	PromSelectedSeries **series;
 	int64		count;
 	int64		capacity;
@@ -66,6 +67,7 @@ PromSeriesMapCreate(const MetricScan *scan)
 	map->nlabels = scan->nlabels;
 	map->typlen = MemoryContextAlloc(context, sizeof(int16) * Max(scan->nlabels, 1));
 	map->typbyval = MemoryContextAlloc(context, sizeof(bool) * Max(scan->nlabels, 1));
+	map->detoasted = MemoryContextAlloc(context, sizeof(Pointer) * Max(scan->nlabels, 1));
 	for (i = 0; i < scan->nlabels; i++)
 		get_typlenbyval(scan->labels[i].type, &map->typlen[i], &map->typbyval[i]);
 	return map;
@@ -75,12 +77,21 @@ PromSeriesMapCreate(const MetricScan *scan)
  * Add a series to the map: its id and its label values, copied (detoasted)
  * into the arena.  Its values array has a slot more than the label columns,
  * NULL, where a layout's constant __name__ would be.
+ *
+ * The series, its arrays and its values' bytes are one allocation, the
+ * values in column order as in a tuple (a short varlena unpadded, any other
+ * value MAXALIGNed, padding zeroed): the row path's image of a series
+ * (group.c) spans its values' bytes as it spans a tuple's.
  */
 void
 PromSeriesMapAdd(SeriesMap *map, int64 id, const Datum *values, const bool *isnull)
 {
 	int			n = map->nlabels;
+	Pointer    *copied = map->detoasted;
+	Size		size = MAXALIGN(sizeof(PromSelectedSeries) +
+								(sizeof(Datum) + sizeof(bool)) * (n + 1));
 	PromSelectedSeries *series;
+	char	   *bytes;
 	int			i;
 
 	if (map->count == map->capacity)
@@ -98,29 +109,47 @@ PromSeriesMapAdd(SeriesMap *map, int64 id, const Datum *values, const bool *isnu
 		map->series = grown;
 		map->capacity = capacity;
 	}
-	series = PromArenaAlloc(map->arena, sizeof(PromSelectedSeries) +
-							(sizeof(Datum) + sizeof(bool)) * (n + 1));
+	/* detoast the values copied by reference, and measure them */
+	for (i = 0; i < n; i++)
+	{
+		copied[i] = NULL;
+		if (isnull[i] || map->typbyval[i])
+			continue;
+		copied[i] = map->typlen[i] == -1 ?
+			(Pointer) PG_DETOAST_DATUM_PACKED(values[i]) :
+			DatumGetPointer(values[i]);
+		if (map->typlen[i] != -1 || !VARATT_IS_SHORT(copied[i]))
+			size = MAXALIGN(size);
+		size += datumGetSize(PointerGetDatum(copied[i]), false, map->typlen[i]);
+	}
+	series = PromArenaAlloc(map->arena, size);
 	series->id = id;
 	series->values = (Datum *) (series + 1);
 	series->isnull = (bool *) (series->values + n + 1);
+	bytes = (char *) series + MAXALIGN(sizeof(PromSelectedSeries) +
+									   (sizeof(Datum) + sizeof(bool)) * (n + 1));
 	for (i = 0; i < n; i++)
 	{
 		series->isnull[i] = isnull[i];
-		if (isnull[i] || map->typbyval[i])
+		if (copied[i] == NULL)
 			series->values[i] = isnull[i] ? (Datum) 0 : values[i];
 		else
 		{
-			Pointer		value = map->typlen[i] == -1 ?
-				(Pointer) PG_DETOAST_DATUM_PACKED(values[i]) :
-				DatumGetPointer(values[i]);
-			Size		size = datumGetSize(PointerGetDatum(value), false,
-											map->typlen[i]);
-			void	   *copy = PromArenaAlloc(map->arena, size);
+			Size		value_size = datumGetSize(PointerGetDatum(copied[i]),
+												  false, map->typlen[i]);
 
-			memcpy(copy, value, size);
-			series->values[i] = PointerGetDatum(copy);
-			if (value != DatumGetPointer(values[i]))
-				pfree(value);
+			if (map->typlen[i] != -1 || !VARATT_IS_SHORT(copied[i]))
+			{
+				char	   *aligned = (char *) MAXALIGN(bytes);
+
+				memset(bytes, 0, aligned - bytes);
+				bytes = aligned;
+			}
+			memcpy(bytes, copied[i], value_size);
+			series->values[i] = PointerGetDatum(bytes);
+			bytes += value_size;
+			if (copied[i] != DatumGetPointer(values[i]))
+				pfree(copied[i]);
 		}
 	}
 	series->values[n] = (Datum) 0;
