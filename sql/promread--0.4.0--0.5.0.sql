@@ -184,8 +184,11 @@ BEGIN
 				OR r.oid IN (SELECT p.relid
 							 FROM unnest(tables) AS t, pg_partition_tree(t) AS p));
 			RAISE SQLSTATE 'PR000';
-		EXCEPTION WHEN SQLSTATE 'PR000' THEN
-			NULL;
+		EXCEPTION
+			WHEN SQLSTATE 'PR000' THEN
+				NULL;
+			WHEN undefined_table THEN
+				NULL;			-- dropped meanwhile: listed without figures
 		END;
 		bytes_per_sample := bytes::float8 / nullif(samples, 0);
 		RETURN NEXT;
