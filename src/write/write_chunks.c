@@ -44,7 +44,9 @@
  *    looked up.  It is used only after the privileges above are checked,
  *    and not for a writer under row-level security on m#series.
  * 6. The head's partitions are locked and the rows appended by
- *    write_head.c.
+ *    write_head.c.  m#late is locked and checked as 1. says only when
+ *    the group has rows before the watermark: most writes have none, and
+ *    a lock fewer a metric is room in the lock table every session shares.
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -598,6 +600,26 @@ trust_entry(const PromMetricEntry *entry, const char *time_column,
 }
 
 /*
+ * Has the group a row before the watermark, one that goes to m#late?
+ */
+static bool
+has_late_rows(const PromWriteGroup *group, bool histograms, int64 compacted_before)
+{
+	int			i;
+
+	for (i = 0; i < group->nseries; i++)
+	{
+		const PromWriteSeries *series = group->series[i];
+		int			s;
+
+		for (s = 0; s < PromWriteSeriesRows(series, histograms); s++)
+			if (PromWriteSeriesTime(series, s, histograms) < compacted_before)
+				return true;
+	}
+	return false;
+}
+
+/*
  * Write the samples, or the histograms, of a group's series into its
  * metric in chunk storage (see the header).  Returns false, having written
  * nothing, when its tables were dropped or the metric registered again
@@ -631,16 +653,12 @@ PromWriteGroupChunks(const PromWriteGroup *group, const PromMetricEntry *entry,
 		relation_close(series_rel, AccessShareLock);
 		return false;
 	}
-	late_rel = OidIsValid(storage->late) ?
-		try_relation_open(storage->late, RowExclusiveLock) : NULL;
 	now = PromStorageLookup(entry->metric);
 	if (!PromWriteSameRegistration(entry, PromCatalogFind(entry->metric)) ||
 		now == NULL || now->relation != storage->relation ||
 		now->series != storage->series || now->head != storage->head ||
-		now->late != storage->late || (OidIsValid(storage->late) && late_rel == NULL))
+		now->late != storage->late)
 	{
-		if (late_rel != NULL)
-			relation_close(late_rel, RowExclusiveLock);
 		relation_close(head_rel, RowExclusiveLock);
 		relation_close(series_rel, AccessShareLock);
 		return false;
@@ -650,11 +668,28 @@ PromWriteGroupChunks(const PromWriteGroup *group, const PromMetricEntry *entry,
 	histograms = get_atttype(storage->head, get_attnum(storage->head, HEAD_VALUE_COLUMN)) ==
 		PromHistogramTypeOid();
 	PromCheckWriteTrusted(series_rel, &series_trust);
-	if (late_rel != NULL)
+	late_rel = NULL;
+	if (OidIsValid(storage->late))
 	{
 		compacted_before = PromWriteLockWindows(group, entry, &head_trust, histograms,
 												head_rel, &routing);
-		PromCheckWriteTrusted(late_rel, &head_trust);
+
+		/*
+		 * m#late is opened (and locked, in the lock table every session
+		 * shares) only for a group with rows before the watermark: most
+		 * writes have none.
+		 */
+		if (has_late_rows(group, histograms, compacted_before))
+		{
+			late_rel = try_relation_open(storage->late, RowExclusiveLock);
+			if (late_rel == NULL)
+			{
+				relation_close(head_rel, RowExclusiveLock);
+				relation_close(series_rel, AccessShareLock);
+				return false;	/* dropped while its lock was waited for */
+			}
+			PromCheckWriteTrusted(late_rel, &head_trust);
+		}
 	}
 	else
 		PromCheckWriteTrusted(head_rel, &head_trust);

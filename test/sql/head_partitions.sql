@@ -84,6 +84,15 @@ SELECT (SELECT count(*) FROM "hp#late") AS late_rows,
 	(SELECT count(*) FROM "hp#head_default") AS default_rows;
 SELECT count(*) AS samples, count(DISTINCT (job, ts)) AS distinct_samples, sum(value) FROM hp;
 SELECT sum(cardinality(ts)) AS samples FROM prom_series('hp', '2023-12-31', now() + interval '31 days');
+-- a write locks m#late only when it has a sample before the watermark
+BEGIN;
+SELECT write_one('j2', :w0 + 45000, 11);
+SELECT count(*) AS late_locked FROM pg_locks
+WHERE pid = pg_backend_pid() AND relation = '"hp#late"'::regclass;
+SELECT write_one('j2', :w0 - 7200000 + 45000, 12);
+SELECT count(*) AS late_locked FROM pg_locks
+WHERE pid = pg_backend_pid() AND relation = '"hp#late"'::regclass;
+ROLLBACK;
 
 -- 4. the next compaction (no snapshot older than the watermark's move
 -- left) drops the compacted window's partition, and merges the late and
