@@ -25,6 +25,17 @@
 #include "utils/memutils.h"
 
 /*
+ * A label value of the series being added, detoasted (NULL: stored in its
+ * Datum), and its place in the series' allocation.
+ */
+typedef struct SeriesMapValue
+{
+	Pointer		value;
+	Size		offset;
+	Size		size;
+} SeriesMapValue;
+
+/*
  * The series a read selected, by id: the series, then an open-addressing
  * hash of them, all in an arena (promread.max_memory bounds it).
  */
@@ -35,7 +46,7 @@ struct SeriesMap
 	int			nlabels;
 	int16	   *typlen;			/* of each label column */
 	bool	   *typbyval;
-	Pointer    *detoasted;		/* PromSeriesMapAdd's, a slot a column */
+	SeriesMapValue *copies;		/* PromSeriesMapAdd's, one a column */
 	PromSelectedSeries **series;
 	int64		count;
 	int64		capacity;
@@ -67,7 +78,7 @@ PromSeriesMapCreate(const MetricScan *scan)
 	map->nlabels = scan->nlabels;
 	map->typlen = MemoryContextAlloc(context, sizeof(int16) * Max(scan->nlabels, 1));
 	map->typbyval = MemoryContextAlloc(context, sizeof(bool) * Max(scan->nlabels, 1));
-	map->detoasted = MemoryContextAlloc(context, sizeof(Pointer) * Max(scan->nlabels, 1));
+	map->copies = MemoryContextAlloc(context, sizeof(SeriesMapValue) * Max(scan->nlabels, 1));
 	for (i = 0; i < scan->nlabels; i++)
 		get_typlenbyval(scan->labels[i].type, &map->typlen[i], &map->typbyval[i]);
 	return map;
@@ -87,11 +98,11 @@ void
 PromSeriesMapAdd(SeriesMap *map, int64 id, const Datum *values, const bool *isnull)
 {
 	int			n = map->nlabels;
-	Pointer    *copied = map->detoasted;
-	Size		size = MAXALIGN(sizeof(PromSelectedSeries) +
-								(sizeof(Datum) + sizeof(bool)) * (n + 1));
+	SeriesMapValue *copies = map->copies;
+	Size		header = MAXALIGN(sizeof(PromSelectedSeries) +
+								  (sizeof(Datum) + sizeof(bool)) * (n + 1));
+	Size		size = header;
 	PromSelectedSeries *series;
-	char	   *bytes;
 	int			i;
 
 	if (map->count == map->capacity)
@@ -109,47 +120,43 @@ PromSeriesMapAdd(SeriesMap *map, int64 id, const Datum *values, const bool *isnu
 		map->series = grown;
 		map->capacity = capacity;
 	}
-	/* detoast the values copied by reference, and measure them */
+	/* detoast the values copied by reference, and place them */
 	for (i = 0; i < n; i++)
 	{
-		copied[i] = NULL;
+		SeriesMapValue *copy = &copies[i];
+
+		copy->value = NULL;
 		if (isnull[i] || map->typbyval[i])
 			continue;
-		copied[i] = map->typlen[i] == -1 ?
+		copy->value = map->typlen[i] == -1 ?
 			(Pointer) PG_DETOAST_DATUM_PACKED(values[i]) :
 			DatumGetPointer(values[i]);
-		if (map->typlen[i] != -1 || !VARATT_IS_SHORT(copied[i]))
+		if (map->typlen[i] != -1 || !VARATT_IS_SHORT(copy->value))
 			size = MAXALIGN(size);
-		size += datumGetSize(PointerGetDatum(copied[i]), false, map->typlen[i]);
+		copy->offset = size;
+		copy->size = datumGetSize(PointerGetDatum(copy->value), false, map->typlen[i]);
+		size += copy->size;
 	}
 	series = PromArenaAlloc(map->arena, size);
+	memset((char *) series + header, 0, size - header);
 	series->id = id;
 	series->values = (Datum *) (series + 1);
 	series->isnull = (bool *) (series->values + n + 1);
-	bytes = (char *) series + MAXALIGN(sizeof(PromSelectedSeries) +
-									   (sizeof(Datum) + sizeof(bool)) * (n + 1));
 	for (i = 0; i < n; i++)
 	{
+		SeriesMapValue *copy = &copies[i];
+
 		series->isnull[i] = isnull[i];
-		if (copied[i] == NULL)
+		if (copy->value == NULL)
 			series->values[i] = isnull[i] ? (Datum) 0 : values[i];
 		else
 		{
-			Size		value_size = datumGetSize(PointerGetDatum(copied[i]),
-												  false, map->typlen[i]);
+			char	   *bytes = (char *) series + copy->offset;
 
-			if (map->typlen[i] != -1 || !VARATT_IS_SHORT(copied[i]))
-			{
-				char	   *aligned = (char *) MAXALIGN(bytes);
-
-				memset(bytes, 0, aligned - bytes);
-				bytes = aligned;
-			}
-			memcpy(bytes, copied[i], value_size);
+			memcpy(bytes, copy->value, copy->size);
 			series->values[i] = PointerGetDatum(bytes);
-			bytes += value_size;
-			if (copied[i] != DatumGetPointer(values[i]))
-				pfree(copied[i]);
+			if (copy->value != DatumGetPointer(values[i]))
+				pfree(copy->value);
 		}
 	}
 	series->values[n] = (Datum) 0;
