@@ -57,6 +57,7 @@
 
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
+#include "commands/prepare.h"
 #include "engine/engine.h"
 #include "executor/spi.h"
 #include "histogram/histogram.h"
@@ -330,6 +331,71 @@ typedef struct ExplainRun
 	List	   *lines;
 } ExplainRun;
 
+/*
+ * EXPLAIN a statement as a read plans it, its lines in SPI_tuptable: with
+ * its values as constants for a custom plan; for a generic one, prepared
+ * and executed with its values as literals (EXECUTE takes no parameters),
+ * so that the plan shown is the one made for any values; under a name the
+ * session's own prepared statements do not use, dropped when done.
+ */
+static void
+explain_statement(const char *options, const ScanStatement *stmt)
+{
+	int			nest = PromScanUsePlans(stmt->generic);
+	int			rc;
+
+	if (!stmt->generic)
+		rc = SPI_execute_with_args(psprintf("EXPLAIN (%s) %s", options, stmt->sql.data),
+								   stmt->nparams, (Oid *) stmt->param_types,
+								   (Datum *) stmt->param_values, NULL, false, 0);
+	else
+	{
+		StringInfoData prepare;
+		StringInfoData execute;
+		char		name[NAMEDATALEN];
+
+		for (int n = 1;; n++)
+		{
+			snprintf(name, sizeof(name), "promread_explain_%d", n);
+			if (FetchPreparedStatement(name, false) == NULL)
+				break;
+		}
+		initStringInfo(&prepare);
+		initStringInfo(&execute);
+		appendStringInfo(&prepare, "PREPARE %s (", name);
+		appendStringInfo(&execute, "EXPLAIN (%s) EXECUTE %s (", options, name);
+		for (int i = 0; i < stmt->nparams; i++)
+		{
+			Oid			output;
+			bool		varlena;
+
+			getTypeOutputInfo(stmt->param_types[i], &output, &varlena);
+			appendStringInfo(&prepare, "%s%s", i > 0 ? ", " : "",
+							 format_type_be_qualified(stmt->param_types[i]));
+			appendStringInfo(&execute, "%s%s", i > 0 ? ", " : "",
+							 quote_literal_cstr(OidOutputFunctionCall(output, stmt->param_values[i])));
+		}
+		appendStringInfo(&prepare, ") AS %s", stmt->sql.data);
+		appendStringInfoChar(&execute, ')');
+		if (SPI_execute(prepare.data, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not prepare promread explain");
+		PG_TRY();
+		{
+			rc = SPI_execute(execute.data, false, 0);
+		}
+		PG_CATCH();
+		{
+			DropPreparedStatement(name, false);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		DropPreparedStatement(name, false);
+	}
+	AtEOXact_GUC(true, nest);
+	if (rc < 0)
+		elog(ERROR, "promread explain failed: %s", SPI_result_code_string(rc));
+}
+
 /* Run the EXPLAINs of an ExplainRun, adding their lines to its own. */
 static void
 explain_run_step(void *arg)
@@ -342,18 +408,9 @@ explain_run_step(void *arg)
 
 	for (i = 0; i < run->nstmts; i++)
 	{
-		const ScanStatement *stmt = run->stmts[i];
-		int			nest = PromScanUseCustomPlans();
 		uint64		k;
-		int			rc;
 
-		rc = SPI_execute_with_args(psprintf("EXPLAIN (%s) %s", run->options,
-											stmt->sql.data),
-								   stmt->nparams, (Oid *) stmt->param_types,
-								   (Datum *) stmt->param_values, NULL, false, 0);
-		AtEOXact_GUC(true, nest);
-		if (rc < 0)
-			elog(ERROR, "promread explain failed: %s", SPI_result_code_string(rc));
+		explain_statement(run->options, run->stmts[i]);
 		if (run->titles[i] != NULL)
 			run->lines = lappend(run->lines, psprintf("  %s", run->titles[i]));
 		for (k = 0; k < SPI_processed; k++)

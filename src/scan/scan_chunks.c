@@ -59,7 +59,13 @@
  *    (the watermark moved, chunks written) is seen by none, and each
  *    sample is read once.  Their text depends on the relations, the
  *    columns and the shapes of the matchers only, so that their plans are
- *    cached (scan_plans.c).
+ *    cached (scan_plans.c).  The chunk and head statements of at most
+ *    MAX_GENERIC_PLAN_SERIES series listed are planned once (a generic
+ *    plan), since planning them costs more than running them: the plan
+ *    searches the indexes series by series, and constants bound the time
+ *    to the range's UTC days, so that it holds (and locks) only the
+ *    partitions of those days, and the reads of a day share it.  Every
+ *    other statement is planned for each read's values.
  * 4. The chunk statement runs first.  For a STREAMED_XOR_CHUNKS answer
  *    (a set that keeps chunks, PromSeriesSetKeepChunks) each chunk is
  *    added to its series as it is (PromSeriesSetAddChunk): its bytes,
@@ -118,6 +124,13 @@
  * element, and reading the range is as cheap by then.
  */
 #define MAX_LISTED_SERIES	4096
+
+/*
+ * Listed series past this many are read with a plan made for the call's
+ * values: the generic plan searches the index for each series listed
+ * (build_statements), where a plan for many might read whole partitions.
+ */
+#define MAX_GENERIC_PLAN_SERIES	256
 
 /*
  * Windows past this many (85 days) are not listed in the chunk statement:
@@ -402,9 +415,29 @@ add_head_watermark(ChunkScan *cs, bool listed)
 }
 
 /*
+ * Bound a generic statement's column by constants, [low, high] widened to
+ * whole UTC days: the plan, made once for any values, then holds only the
+ * partitions of those days, which alone it locks and opens when it runs,
+ * and the reads of a day share it.  The statement's parameters bound the
+ * column exactly.
+ */
+static void
+add_plan_time_bounds(ScanStatement *stmt, const char *column, int64 low, int64 high)
+{
+	if (low > PG_INT64_MIN + PROM_DAY_MS)
+		appendStringInfo(&stmt->sql, " AND %s OPERATOR(pg_catalog.>=) " INT64_FORMAT,
+						 column, PromFloorDiv(low, PROM_DAY_MS) * PROM_DAY_MS);
+	if (high < PG_INT64_MAX - PROM_DAY_MS)
+		appendStringInfo(&stmt->sql, " AND %s OPERATOR(pg_catalog.<) " INT64_FORMAT,
+						 column, (PromFloorDiv(high, PROM_DAY_MS) + 1) * PROM_DAY_MS);
+}
+
+/*
  * Build the chunk and head statements for the series selected (step 3 of
  * the header comment): the series listed when the matchers were predicates
  * and selected few enough, for explain also when they selected none.
+ * Statements that list few series are planned once (generic): their plan,
+ * an index search a series, costs more to make than to run.
  */
 static void
 build_statements(ChunkScan *cs)
@@ -413,7 +446,10 @@ build_statements(ChunkScan *cs)
 	SeriesMap  *map = cs->series;
 	bool		listed = scan->stmt.sql.len > scan->predicates &&
 		PromSeriesMapCount(map) <= MAX_LISTED_SERIES;
+	bool		generic = listed && PromSeriesMapCount(map) <= MAX_GENERIC_PLAN_SERIES;
 	ScanStatement *stmts[2] = {&cs->chunks, &cs->head};
+	int64		after = cs->start_ms < PG_INT64_MIN + PROM_CHUNK_WINDOW_MS ?
+		PG_INT64_MIN : cs->start_ms - PROM_CHUNK_WINDOW_MS;
 	int			k;
 
 	initStringInfo(&cs->chunks.sql);
@@ -439,9 +475,8 @@ build_statements(ChunkScan *cs)
 		stmt->param_types[0] = stmt->param_types[1] = stmt->param_types[2] = INT8OID;
 		stmt->param_values[0] = Int64GetDatum(cs->start_ms);
 		stmt->param_values[1] = Int64GetDatum(cs->end_ms);
-		stmt->param_values[2] =
-			Int64GetDatum(cs->start_ms < PG_INT64_MIN + PROM_CHUNK_WINDOW_MS ?
-						  PG_INT64_MIN : cs->start_ms - PROM_CHUNK_WINDOW_MS);
+		stmt->param_values[2] = Int64GetDatum(after);
+		stmt->generic = generic;
 	}
 	if (listed)
 	{
@@ -454,8 +489,12 @@ build_statements(ChunkScan *cs)
 			appendStringInfoString(&stmts[k]->sql,
 								   " AND series_id OPERATOR(pg_catalog.=) ANY ($4)");
 		}
-		add_window_keys(&cs->chunks, DatumGetInt64(cs->chunks.param_values[2]),
-						cs->end_ms);
+		add_window_keys(&cs->chunks, after, cs->end_ms);
+	}
+	if (generic)
+	{
+		add_plan_time_bounds(&cs->chunks, "min_time", after + 1, cs->end_ms);
+		add_plan_time_bounds(&cs->head, "t", cs->start_ms, cs->end_ms);
 	}
 	add_head_watermark(cs, listed);
 }

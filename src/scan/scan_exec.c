@@ -180,7 +180,7 @@ PromScanRun(SPIPlanPtr plan, SPIExecuteOptions *options, ReceiveSlotFn read_only
 	ReceiveSlotFn receive = dest->receiveSlot;
 	uint64		begin = PromPhaseBegin();
 	uint64		with_grouping;
-	int			nest = PromScanUseCustomPlans();
+	int			nest = PromScanUsePlans(PromScanPlanIsGeneric(plan));
 	int			rc;
 
 	rc = SPI_execute_plan_extended(plan, options);

@@ -44,6 +44,8 @@ typedef struct ScanStatement
 	int			nparams;
 	Oid			param_types[FUNC_MAX_ARGS];
 	Datum		param_values[FUNC_MAX_ARGS];
+	bool		generic;		/* planned once for any values, not for
+								 * each call's (scan_plans.c) */
 } ScanStatement;
 
 /* A matcher the engine decides per distinct value of a label column. */
@@ -176,7 +178,8 @@ PromKeepSamplesInRange(PromSample *samples, int nsamples, int64 start_ms,
 /* in scan_plans.c */
 extern SPIPlanPtr PromScanCachedPlan(const ScanStatement *stmt);
 extern ParamListInfo PromScanStatementParams(const ScanStatement *stmt);
-extern int	PromScanUseCustomPlans(void);
+extern int	PromScanUsePlans(bool generic);
+extern bool PromScanPlanIsGeneric(SPIPlanPtr plan);
 
 /* in scan_predicates.c */
 extern void PromScanAddTimeRange(ScanStatement *stmt, const PromQuery *query,

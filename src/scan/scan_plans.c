@@ -3,8 +3,8 @@
  * scan_plans.c
  *	  The prepared statements of scans (scan.c, shards.c): a per-backend
  *	  cache of plans by statement text and parameter types, the statement's
- *	  parameters for the executor, and custom plans whatever
- *	  plan_cache_mode says.
+ *	  parameters for the executor, and the plans each statement asks for
+ *	  (custom or generic) whatever plan_cache_mode says.
  *
  *-------------------------------------------------------------------------
  */
@@ -16,6 +16,7 @@
 #include "scan_internal.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/plancache.h"
 
 /* Cached plans beyond this many are all dropped and planned afresh. */
 #define PLAN_CACHE_MAX	1024
@@ -62,6 +63,8 @@ PromScanCachedPlan(const ScanStatement *stmt)
 	appendStringInfoString(&key, stmt->sql.data);
 	for (i = 0; i < stmt->nparams; i++)
 		appendStringInfo(&key, " %u", stmt->param_types[i]);
+	if (stmt->generic)
+		appendStringInfoString(&key, " generic");
 	hash = XXH3_64bits(key.data, key.len);
 
 	entry = hash_search(plan_cache, &hash, HASH_FIND, NULL);
@@ -70,7 +73,9 @@ PromScanCachedPlan(const ScanStatement *stmt)
 
 	plan = SPI_prepare_cursor(stmt->sql.data, stmt->nparams,
 							  (Oid *) stmt->param_types,
-							  CURSOR_OPT_PARALLEL_OK | CURSOR_OPT_CUSTOM_PLAN);
+							  CURSOR_OPT_PARALLEL_OK |
+							  (stmt->generic ? CURSOR_OPT_GENERIC_PLAN :
+							   CURSOR_OPT_CUSTOM_PLAN));
 	if (plan == NULL)
 		elog(ERROR, "could not prepare promread scan: %s",
 			 SPI_result_code_string(SPI_result));
@@ -103,6 +108,15 @@ PromScanCachedPlan(const ScanStatement *stmt)
 	return plan;
 }
 
+/* Whether a plan of PromScanCachedPlan's is of a statement marked generic. */
+bool
+PromScanPlanIsGeneric(SPIPlanPtr plan)
+{
+	CachedPlanSource *source = linitial(SPI_plan_get_plan_sources(plan));
+
+	return (source->cursor_options & CURSOR_OPT_GENERIC_PLAN) != 0;
+}
+
 /* The parameters of a statement, for the executor. */
 ParamListInfo
 PromScanStatementParams(const ScanStatement *stmt)
@@ -122,18 +136,28 @@ PromScanStatementParams(const ScanStatement *stmt)
 }
 
 /*
- * Plan promread's statements for each call's values whatever
- * plan_cache_mode says, until AtEOXact_GUC(true, the level returned): a
- * generic plan would not prune partitions by the matchers' values, nor use
- * a regex's prefix.
+ * Plan promread's statements as they ask, whatever plan_cache_mode says,
+ * until AtEOXact_GUC(true, the level returned).  A custom plan is made for
+ * each call's values: a generic plan would not prune partitions by the
+ * matchers' values, nor use a regex's prefix.  Only statements on
+ * promread's own tables that list a few series are generic (scan_chunks.c),
+ * and their plan searches the index for each series listed: sequential
+ * scans are off while it is made, since it outlives the statistics it was
+ * made with (a head partition planned empty fills up before it is
+ * analyzed).
  */
 int
-PromScanUseCustomPlans(void)
+PromScanUsePlans(bool generic)
 {
 	int			nest = NewGUCNestLevel();
 
-	(void) set_config_option("plan_cache_mode", "force_custom_plan",
+	(void) set_config_option("plan_cache_mode",
+							 generic ? "force_generic_plan" : "force_custom_plan",
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
+	if (generic)
+		(void) set_config_option("enable_seqscan", "off",
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
 	return nest;
 }

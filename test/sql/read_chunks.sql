@@ -326,6 +326,16 @@ SELECT s AS start_time, bool_or(line LIKE '%rc_chunks#chunks_20231231%') AS read
 FROM unnest(ARRAY['2024-01-01 00:30', '2024-01-01 03:00']) s,
 	prom_explain('rc_chunks', s::timestamptz, '2024-01-01 04:00') line
 GROUP BY s ORDER BY s;
+-- a read of a few series is planned once for any values (a generic plan,
+-- the series' ids a parameter), and the plan holds the partitions of the
+-- range's days alone: from 03:00 the day before is not in it (not even as
+-- a partition pruned when the plan runs), from 00:30 it is
+SELECT s AS start_time, bool_or(line LIKE '%series_id = ANY ($4)%') AS generic,
+	bool_or(line LIKE '%rc_chunks#chunks_20231231%') AS reads_day_before,
+	bool_or(line LIKE '%Subplans Removed%') AS pruned_when_run
+FROM unnest(ARRAY['2024-01-01 00:30', '2024-01-01 03:00']) s,
+	prom_explain('rc_chunks{instance="i1"}', s::timestamptz, '2024-01-01 04:00') line
+GROUP BY s ORDER BY s;
 
 -- A metric made by prom_create_metric, its labels past the first in its
 -- jsonb column of overflow labels, holding the same series, chunks and
