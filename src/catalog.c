@@ -46,6 +46,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -99,15 +100,38 @@ PromExtensionTypeOid(const char *name)
 						   ObjectIdGetDatum(PromExtensionNamespace()));
 }
 
-/* Namespace of the promread extension. */
+/*
+ * The extension's namespace while it is known, and its catalog table:
+ * forgotten when the table's relcache entry is invalidated (DROP EXTENSION
+ * drops it; so does the rollback of the CREATE EXTENSION that made it).
+ */
+static Oid	known_namespace = InvalidOid;
+static Oid	known_catalog = InvalidOid;
+
+/* Forget the known namespace when its catalog table may have changed. */
+static void
+forget_namespace(Datum arg, Oid relid)
+{
+	if (!OidIsValid(relid) || relid == known_catalog)
+		known_namespace = known_catalog = InvalidOid;
+}
+
+/*
+ * Namespace of the promread extension: pg_extension has no syscache, so it
+ * is looked up once, while the extension stays.
+ */
 Oid
 PromExtensionNamespace(void)
 {
+	static bool callback_registered = false;
 	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tuple;
 	Oid			nspid = InvalidOid;
+
+	if (OidIsValid(known_namespace))
+		return known_namespace;
 
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
@@ -123,6 +147,14 @@ PromExtensionNamespace(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("extension \"promread\" is not installed in this database")));
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(forget_namespace, (Datum) 0);
+		callback_registered = true;
+	}
+	known_catalog = get_relname_relid(CATALOG_TABLE, nspid);
+	if (OidIsValid(known_catalog))
+		known_namespace = nspid;
 	return nspid;
 }
 
