@@ -72,6 +72,7 @@
 typedef struct ScanRun
 {
 	SPIPlanPtr	plan;
+	ScanPlanning planning;
 	SPIExecuteOptions *options;
 	ReceiveSlotFn read_only;
 } ScanRun;
@@ -82,7 +83,7 @@ scan_run_step(void *arg)
 {
 	ScanRun    *run = (ScanRun *) arg;
 
-	PromScanRun(run->plan, run->options, run->read_only);
+	PromScanRun(run->plan, run->planning, run->options, run->read_only);
 }
 
 /*
@@ -304,10 +305,10 @@ scan_metric(PromSeriesSet *set, const PromMetricEntry *entry,
 	options.params = PromScanStatementParams(stmt);
 	options.read_only = true;
 	if (named)
-		PromScanRun(plan, &options, read_only);
+		PromScanRun(plan, stmt->planning, &options, read_only);
 	else
 	{
-		ScanRun		run = {plan, &options, read_only};
+		ScanRun		run = {plan, stmt->planning, &options, read_only};
 		ReceiveSlotFn receive = options.dest->receiveSlot;
 
 		if (!PromScanRunSkippingUnreadable(scan_run_step, &run, set))
@@ -341,10 +342,10 @@ typedef struct ExplainRun
 static void
 explain_statement(const char *options, const ScanStatement *stmt)
 {
-	int			nest = PromScanUsePlans(stmt->generic);
+	int			nest = PromScanUsePlans(stmt->planning);
 	int			rc;
 
-	if (!stmt->generic)
+	if (stmt->planning == SCAN_PLAN_PER_CALL)
 		rc = SPI_execute_with_args(psprintf("EXPLAIN (%s) %s", options, stmt->sql.data),
 								   stmt->nparams, (Oid *) stmt->param_types,
 								   (Datum *) stmt->param_values, NULL, false, 0);
@@ -362,21 +363,22 @@ explain_statement(const char *options, const ScanStatement *stmt)
 		}
 		initStringInfo(&prepare);
 		initStringInfo(&execute);
-		appendStringInfo(&prepare, "PREPARE %s (", name);
-		appendStringInfo(&execute, "EXPLAIN (%s) EXECUTE %s (", options, name);
+		appendStringInfo(&prepare, "PREPARE %s", name);
+		appendStringInfo(&execute, "EXPLAIN (%s) EXECUTE %s", options, name);
 		for (int i = 0; i < stmt->nparams; i++)
 		{
 			Oid			output;
 			bool		varlena;
 
 			getTypeOutputInfo(stmt->param_types[i], &output, &varlena);
-			appendStringInfo(&prepare, "%s%s", i > 0 ? ", " : "",
+			appendStringInfo(&prepare, "%s%s", i > 0 ? ", " : " (",
 							 format_type_be_qualified(stmt->param_types[i]));
-			appendStringInfo(&execute, "%s%s", i > 0 ? ", " : "",
+			appendStringInfo(&execute, "%s%s", i > 0 ? ", " : " (",
 							 quote_literal_cstr(OidOutputFunctionCall(output, stmt->param_values[i])));
 		}
-		appendStringInfo(&prepare, ") AS %s", stmt->sql.data);
-		appendStringInfoChar(&execute, ')');
+		appendStringInfo(&prepare, "%s AS %s", stmt->nparams > 0 ? ")" : "", stmt->sql.data);
+		if (stmt->nparams > 0)
+			appendStringInfoChar(&execute, ')');
 		if (SPI_execute(prepare.data, false, 0) != SPI_OK_UTILITY)
 			elog(ERROR, "could not prepare promread explain");
 		PG_TRY();
@@ -404,7 +406,7 @@ explain_run_step(void *arg)
 	int			i;
 
 	if (run->chunk_scan != NULL)
-		(void) PromChunkScanSelectSeries(run->chunk_scan);
+		(void) PromChunkScanSelectSeries(run->chunk_scan, true);
 
 	for (i = 0; i < run->nstmts; i++)
 	{

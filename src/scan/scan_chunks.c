@@ -28,8 +28,9 @@
  *      - the series statement reads the id and label columns of the series
  *        the matchers select.  Its rows become a map from id to label
  *        values (series_map.c), held in an arena that promread.max_memory
- *        bounds.  When it selects no series, nothing else runs: a read of
- *        a series that does not exist costs one small statement;
+ *        bounds.  When it selects no series, nothing else runs (nor is
+ *        built): a read of a series that does not exist costs one small
+ *        statement;
  *      - the chunk statement reads the chunks that reach into [start,
  *        end]: max_time >= start AND min_time <= end AND min_time > start
  *        - 2 h.  A chunk lies within one of Prometheus's 2-hour windows, so
@@ -64,8 +65,11 @@
  *    plan), since planning them costs more than running them: the plan
  *    searches the indexes series by series, and constants bound the time
  *    to the range's UTC days, so that it holds (and locks) only the
- *    partitions of those days, and the reads of a day share it.  Every
- *    other statement is planned for each read's values.
+ *    partitions of those days, and the reads of a day share it.  The
+ *    series statement is planned once too, from the statistics, unless a
+ *    matcher is a pattern (a regex not a literal set), whose prefix only a
+ *    plan for its value can give an index.  Every other statement is
+ *    planned for each read's values.
  * 4. The chunk statement runs first.  For a STREAMED_XOR_CHUNKS answer
  *    (a set that keeps chunks, PromSeriesSetKeepChunks) each chunk is
  *    added to its series as it is (PromSeriesSetAddChunk): its bytes,
@@ -268,6 +272,7 @@ PromChunkScanPrepare(const PromMetricEntry *entry,
 	scan->predicates = scan->stmt.sql.len;
 	if (!PromScanAddMatchers(scan, query, false))
 		return false;
+	scan->stmt.planning = scan->pattern_predicates ? SCAN_PLAN_PER_CALL : SCAN_PLAN_ONCE;
 	return true;
 }
 
@@ -476,7 +481,7 @@ build_statements(ChunkScan *cs)
 		stmt->param_values[0] = Int64GetDatum(cs->start_ms);
 		stmt->param_values[1] = Int64GetDatum(cs->end_ms);
 		stmt->param_values[2] = Int64GetDatum(after);
-		stmt->generic = generic;
+		stmt->planning = generic ? SCAN_PLAN_ONCE_BY_INDEX : SCAN_PLAN_PER_CALL;
 	}
 	if (listed)
 	{
@@ -517,11 +522,12 @@ check_table_rights(Oid relid)
 /*
  * Check the caller's rights on the three tables, then run the series
  * statement into a map of the series it selects (cs->series) and build the
- * chunk and head statements for them; the number of series selected.  The
- * caller is connected to SPI and frees the map (PromChunkScanFree).
+ * chunk and head statements for them, when it selects some or explaining
+ * says to; the number of series selected.  The caller is connected to SPI
+ * and frees the map (PromChunkScanFree).
  */
 int64
-PromChunkScanSelectSeries(ChunkScan *cs)
+PromChunkScanSelectSeries(ChunkScan *cs, bool explaining)
 {
 	SeriesReceiver receiver;
 	SPIExecuteOptions options;
@@ -540,9 +546,11 @@ PromChunkScanSelectSeries(ChunkScan *cs)
 	options.params = PromScanStatementParams(&cs->scan.stmt);
 	options.read_only = true;
 	options.dest = &receiver.pub;
-	PromScanRun(PromScanCachedPlan(&cs->scan.stmt), &options, NULL);
+	PromScanRun(PromScanCachedPlan(&cs->scan.stmt), cs->scan.stmt.planning,
+				&options, NULL);
 	PromSeriesMapIndex(cs->series);
-	build_statements(cs);
+	if (explaining || PromSeriesMapCount(cs->series) > 0)
+		build_statements(cs);
 	return PromSeriesMapCount(cs->series);
 }
 
@@ -783,7 +791,7 @@ chunk_run_step(void *arg)
 	HeadReceiver head;
 	SPIExecuteOptions options;
 
-	if (PromChunkScanSelectSeries(cs) == 0)
+	if (PromChunkScanSelectSeries(cs, false) == 0)
 		return;
 	elog(DEBUG1, "promread scan of the chunks of metric \"%s\": %s",
 		 cs->scan.entry->metric, cs->chunks.sql.data);
@@ -795,7 +803,7 @@ chunk_run_step(void *arg)
 	options.read_only = true;
 	options.params = PromScanStatementParams(&cs->chunks);
 	options.dest = &chunks.pub;
-	PromScanRun(PromScanCachedPlan(&cs->chunks), &options, NULL);
+	PromScanRun(PromScanCachedPlan(&cs->chunks), cs->chunks.planning, &options, NULL);
 	chunk_receiver_free(&chunks);
 
 	memset(&head, 0, sizeof(head));
@@ -805,7 +813,7 @@ chunk_run_step(void *arg)
 	head.cs = cs;
 	options.params = PromScanStatementParams(&cs->head);
 	options.dest = &head.pub;
-	PromScanRun(PromScanCachedPlan(&cs->head), &options, NULL);
+	PromScanRun(PromScanCachedPlan(&cs->head), cs->head.planning, &options, NULL);
 }
 
 /*

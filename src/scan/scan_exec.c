@@ -174,13 +174,14 @@ PromScanInit(void)
  * shards' answers), the whole run is the scan phase.
  */
 void
-PromScanRun(SPIPlanPtr plan, SPIExecuteOptions *options, ReceiveSlotFn read_only)
+PromScanRun(SPIPlanPtr plan, ScanPlanning planning, SPIExecuteOptions *options,
+			ReceiveSlotFn read_only)
 {
 	DestReceiver *dest = options->dest;
 	ReceiveSlotFn receive = dest->receiveSlot;
 	uint64		begin = PromPhaseBegin();
 	uint64		with_grouping;
-	int			nest = PromScanUsePlans(PromScanPlanIsGeneric(plan));
+	int			nest = PromScanUsePlans(planning);
 	int			rc;
 
 	rc = SPI_execute_plan_extended(plan, options);

@@ -37,6 +37,14 @@ typedef struct MetricColumn
 	PromLabelKind kind;			/* of a label column */
 } MetricColumn;
 
+/* How a scan's statement is planned (scan_plans.c). */
+typedef enum ScanPlanning
+{
+	SCAN_PLAN_PER_CALL,			/* a custom plan for each call's values */
+	SCAN_PLAN_ONCE,				/* a generic plan, made from the statistics */
+	SCAN_PLAN_ONCE_BY_INDEX		/* a generic plan that searches indexes */
+} ScanPlanning;
+
 /* The statement being built for one scan. */
 typedef struct ScanStatement
 {
@@ -44,8 +52,7 @@ typedef struct ScanStatement
 	int			nparams;
 	Oid			param_types[FUNC_MAX_ARGS];
 	Datum		param_values[FUNC_MAX_ARGS];
-	bool		generic;		/* planned once for any values, not for
-								 * each call's (scan_plans.c) */
+	ScanPlanning planning;
 } ScanStatement;
 
 /* A matcher the engine decides per distinct value of a label column. */
@@ -83,6 +90,9 @@ typedef struct MetricScan
 								 * foreign servers list promread */
 	bool		local_predicates;	/* some predicate is one a foreign
 									 * server is not sent */
+	bool		pattern_predicates; /* some predicate is a regex, LIKE or
+									 * prefix range, whose plan depends on
+									 * its value */
 } MetricScan;
 
 /* A DestReceiver's function that takes a row. */
@@ -130,8 +140,8 @@ extern DestReceiver *PromScanReceiverCreate(PromSeriesSet *set,
 											const MetricScan *scan,
 											PromLayout **layout);
 extern bool PromScanReadOnly(TupleTableSlot *slot, DestReceiver *self);
-extern void PromScanRun(SPIPlanPtr plan, SPIExecuteOptions *options,
-						ReceiveSlotFn read_only);
+extern void PromScanRun(SPIPlanPtr plan, ScanPlanning planning,
+						SPIExecuteOptions *options, ReceiveSlotFn read_only);
 extern bool PromScanRunSkippingUnreadable(void (*step) (void *arg), void *arg,
 										  PromSeriesSet *set);
 extern void PromScanLettingGoOfLocks(void (*step) (void *arg), void *arg);
@@ -151,7 +161,7 @@ extern bool PromChunkScanPrepare(const PromMetricEntry *entry,
 								 const PromStorageEntry *storage,
 								 const PromQuery *query, bool named,
 								 ChunkScan *cs);
-extern int64 PromChunkScanSelectSeries(ChunkScan *cs);
+extern int64 PromChunkScanSelectSeries(ChunkScan *cs, bool explaining);
 extern void PromChunkScanFree(ChunkScan *cs);
 extern void PromScanChunkMetric(PromSeriesSet *set,
 								const PromMetricEntry *entry,
@@ -178,8 +188,7 @@ PromKeepSamplesInRange(PromSample *samples, int nsamples, int64 start_ms,
 /* in scan_plans.c */
 extern SPIPlanPtr PromScanCachedPlan(const ScanStatement *stmt);
 extern ParamListInfo PromScanStatementParams(const ScanStatement *stmt);
-extern int	PromScanUsePlans(bool generic);
-extern bool PromScanPlanIsGeneric(SPIPlanPtr plan);
+extern int	PromScanUsePlans(ScanPlanning planning);
 
 /* in scan_predicates.c */
 extern void PromScanAddTimeRange(ScanStatement *stmt, const PromQuery *query,

@@ -16,7 +16,6 @@
 #include "scan_internal.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
-#include "utils/plancache.h"
 
 /* Cached plans beyond this many are all dropped and planned afresh. */
 #define PLAN_CACHE_MAX	1024
@@ -63,8 +62,7 @@ PromScanCachedPlan(const ScanStatement *stmt)
 	appendStringInfoString(&key, stmt->sql.data);
 	for (i = 0; i < stmt->nparams; i++)
 		appendStringInfo(&key, " %u", stmt->param_types[i]);
-	if (stmt->generic)
-		appendStringInfoString(&key, " generic");
+	appendStringInfo(&key, " planned %d", (int) stmt->planning);
 	hash = XXH3_64bits(key.data, key.len);
 
 	entry = hash_search(plan_cache, &hash, HASH_FIND, NULL);
@@ -74,8 +72,8 @@ PromScanCachedPlan(const ScanStatement *stmt)
 	plan = SPI_prepare_cursor(stmt->sql.data, stmt->nparams,
 							  (Oid *) stmt->param_types,
 							  CURSOR_OPT_PARALLEL_OK |
-							  (stmt->generic ? CURSOR_OPT_GENERIC_PLAN :
-							   CURSOR_OPT_CUSTOM_PLAN));
+							  (stmt->planning == SCAN_PLAN_PER_CALL ?
+							   CURSOR_OPT_CUSTOM_PLAN : CURSOR_OPT_GENERIC_PLAN));
 	if (plan == NULL)
 		elog(ERROR, "could not prepare promread scan: %s",
 			 SPI_result_code_string(SPI_result));
@@ -108,15 +106,6 @@ PromScanCachedPlan(const ScanStatement *stmt)
 	return plan;
 }
 
-/* Whether a plan of PromScanCachedPlan's is of a statement marked generic. */
-bool
-PromScanPlanIsGeneric(SPIPlanPtr plan)
-{
-	CachedPlanSource *source = linitial(SPI_plan_get_plan_sources(plan));
-
-	return (source->cursor_options & CURSOR_OPT_GENERIC_PLAN) != 0;
-}
-
 /* The parameters of a statement, for the executor. */
 ParamListInfo
 PromScanStatementParams(const ScanStatement *stmt)
@@ -139,23 +128,25 @@ PromScanStatementParams(const ScanStatement *stmt)
  * Plan promread's statements as they ask, whatever plan_cache_mode says,
  * until AtEOXact_GUC(true, the level returned).  A custom plan is made for
  * each call's values: a generic plan would not prune partitions by the
- * matchers' values, nor use a regex's prefix.  Only statements on
- * promread's own tables that list a few series are generic (scan_chunks.c),
- * and their plan searches the index for each series listed: sequential
- * scans are off while it is made, since it outlives the statistics it was
- * made with (a head partition planned empty fills up before it is
+ * matchers' values, nor use a regex's prefix.  Statements on promread's
+ * own tables whose plan costs more to make than to run are planned once
+ * (scan_chunks.c): the series statement of equality matchers from the
+ * statistics, and the chunk and head statements of a few series by their
+ * indexes, sequential scans off while the plan is made, since it outlives
+ * the statistics (a head partition planned empty fills before it is
  * analyzed).
  */
 int
-PromScanUsePlans(bool generic)
+PromScanUsePlans(ScanPlanning planning)
 {
 	int			nest = NewGUCNestLevel();
 
 	(void) set_config_option("plan_cache_mode",
-							 generic ? "force_generic_plan" : "force_custom_plan",
+							 planning == SCAN_PLAN_PER_CALL ?
+							 "force_custom_plan" : "force_generic_plan",
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
-	if (generic)
+	if (planning == SCAN_PLAN_ONCE_BY_INDEX)
 		(void) set_config_option("enable_seqscan", "off",
 								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 								 true, 0, false);

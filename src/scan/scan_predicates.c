@@ -424,12 +424,17 @@ PromScanAddMatchers(MetricScan *scan, const PromQuery *query, bool stored)
 			scan->filters = lappend(scan->filters, filter);
 			if (matcher->type == PROM_MATCH_RE && column->kind == PROM_LABEL_TEXT &&
 				matcher->regex->prefix_len > 0)
+			{
 				add_prefix_range(stmt, column, quoted, matcher->regex);
+				scan->pattern_predicates = true;
+			}
 		}
 		else
 		{
 			add_text_predicate(stmt, column, quoted, matcher,
 							   scan->regex_function);
+			if (matcher->regex != NULL && !matcher->regex->is_literal_set)
+				scan->pattern_predicates = true;
 			if (matcher->type == PROM_MATCH_RE && column->kind == PROM_LABEL_TEXT &&
 				!matcher->regex->is_literal_set && matcher->regex->prefix_len > 0 &&
 				needs_prefix_range(scan, column))

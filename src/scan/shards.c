@@ -172,7 +172,7 @@ planned_partitions(const MetricScan *scan)
 {
 	SPIPlanPtr	plan = PromScanCachedPlan(&scan->stmt);
 	CachedPlanSource *source = linitial(SPI_plan_get_plan_sources(plan));
-	int			nest = PromScanUsePlans(false);
+	int			nest = PromScanUsePlans(SCAN_PLAN_PER_CALL);
 	CachedPlan *cplan = GetCachedPlan(source, PromScanStatementParams(&scan->stmt),
 									  NULL, NULL);
 	PlannedStmt *planned = linitial_node(PlannedStmt, cplan->stmt_list);
@@ -242,7 +242,7 @@ PromShardScanPrepare(const MetricScan *scan, ScanStatement *stmt,
 
 	function = promread_function("prom_chunked_response_agg");
 	initStringInfo(&stmt->sql);
-	stmt->generic = false;
+	stmt->planning = SCAN_PLAN_PER_CALL;
 	foreach(lc, asked)
 	{
 		if (foreach_current_index(lc) > 0)

@@ -52,13 +52,17 @@ SELECT head_pages('hp{job="j7"}') < 40 AS one_series_few_pages,
 		to_char(to_timestamp(:w0 / 1000) AT TIME ZONE 'UTC', 'YYYYMMDDHH24')) > 100 AS partition_pages;
 SELECT labels ->> 'job' AS job, cardinality(ts) AS samples
 FROM prom_series('hp{job="j7"}', to_timestamp(:w0 / 1000), now() + interval '2 hours');
--- a read of a few series is planned once for any values (a generic plan:
--- its values are parameters, $4 the series' ids); one of more than 256
--- series (j1, j10-j19, j100-j199, j1000-j1999) is planned for its values,
--- the ids as a constant; prom_explain shows the generic plan by a prepared
--- statement of its own, whatever the session's are called, and drops it
+-- the chunk and head statements of a read of a few series are planned
+-- once for any values (a generic plan: its values are parameters, $4 the
+-- series' ids); those of more than 256 series (j1, j10-j19, j100-j199,
+-- j1000-j1999) for their values, the ids as a constant; the series
+-- statement is planned once when its matchers are equalities, for its
+-- values when one is a regex (a prefix, here 'j1%', an index may serve);
+-- prom_explain shows a generic plan by a prepared statement of its own,
+-- whatever the session's are called, and drops it
 PREPARE promread_explain_1 AS SELECT 1;
-SELECT selector, bool_or(line LIKE '%series_id = ANY ($4)%') AS generic,
+SELECT selector, bool_or(line LIKE '%job = $1%') AS series_once,
+	bool_or(line LIKE '%series_id = ANY ($4)%') AS generic,
 	bool_or(line LIKE '%series_id = ANY (''{%') AS for_values
 FROM unnest(ARRAY['hp{job="j7"}', 'hp{job=~"j1.*"}']) selector,
 	prom_explain(selector, to_timestamp(:w0 / 1000), now() + interval '2 hours') line
